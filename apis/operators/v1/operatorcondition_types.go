@@ -1,0 +1,47 @@
+package v1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// Condition types OLM reads from an OperatorCondition.
+const (
+	// Upgradeable False makes OLM (and Tollgate) hold upgrades of the operator.
+	Upgradeable string = "Upgradeable"
+)
+
+// OperatorConditionSpec lets an admin override the conditions an operator reports.
+type OperatorConditionSpec struct {
+	ServiceAccounts []string           `json:"serviceAccounts,omitempty"`
+	Deployments     []string           `json:"deployments,omitempty"`
+	Overrides       []metav1.Condition `json:"overrides,omitempty"`
+}
+
+// OperatorConditionStatus holds the conditions OLM copies from the operator.
+type OperatorConditionStatus struct {
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// OperatorCondition is the channel through which an operator tells OLM it can be upgraded.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=condition,categories=olm
+type OperatorCondition struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   OperatorConditionSpec   `json:"spec,omitempty"`
+	Status OperatorConditionStatus `json:"status,omitempty"`
+}
+
+// OperatorConditionList is a list of OperatorConditions.
+//
+// +kubebuilder:object:root=true
+type OperatorConditionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OperatorCondition `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&OperatorCondition{}, &OperatorConditionList{})
+}

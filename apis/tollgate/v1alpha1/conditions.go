@@ -1,0 +1,37 @@
+package v1alpha1
+
+// Condition types on UpgradeGate.status.conditions: the ten of OLM's Subscription status
+// (abnormal-true) and Tollgate's own UpgradeBlocked.
+const (
+	ConditionResolutionFailed                  = "ResolutionFailed"
+	ConditionCatalogSourcesUnhealthy           = "CatalogSourcesUnhealthy"
+	ConditionCatalogSourceInvalid              = "CatalogSourceInvalid"
+	ConditionPackageChannelInvalid             = "PackageChannelInvalid"
+	ConditionInstallPlanFailed                 = "InstallPlanFailed"
+	ConditionInstallPlanMissing                = "InstallPlanMissing"
+	ConditionInstallPlanAwaitingManualApproval = "InstallPlanAwaitingManualApproval"
+	ConditionInstalledCSVReplacementAvailable  = "InstalledCSVReplacementAvailable"
+	ConditionInstalledCSVMissing               = "InstalledCSVMissing"
+	ConditionInstalledCSVFailed                = "InstalledCSVFailed"
+	ConditionUpgradeBlocked                    = "UpgradeBlocked"
+)
+
+// Health condition types on UpgradeGate.status.health.
+const (
+	HealthAvailable   = "Available"
+	HealthProgressing = "Progressing"
+	HealthDegraded    = "Degraded"
+)
+
+// Denial codes of the embedded policies. Codes are API: admins override them by name.
+const (
+	CodeOperatorNotUpgradeable             = "OperatorNotUpgradeable"
+	CodeOperatorConditionStale             = "OperatorConditionStale"
+	CodeOperatorUpgrading                  = "OperatorUpgrading"
+	CodeOperatorDegraded                   = "OperatorDegraded"
+	CodeOperatorProgressing                = "OperatorProgressing"
+	CodeCatalogSourceUnhealthy             = "CatalogSourceUnhealthy"
+	CodeCatalogSourceInvalid               = "CatalogSourceInvalid"
+	CodeInstallPlanIncludesBlockedOperator = "InstallPlanIncludesBlockedOperator"
+	CodePolicyError                        = "PolicyError"
+)

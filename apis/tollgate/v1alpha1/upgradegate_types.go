@@ -1,0 +1,169 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Mode says whether Tollgate acts on its decisions.
+//
+// +kubebuilder:validation:Enum=Enforce;Audit
+type Mode string
+
+const (
+	// ModeEnforce approves InstallPlans that policy allows.
+	ModeEnforce Mode = "Enforce"
+	// ModeAudit decides and reports, but never approves.
+	ModeAudit Mode = "Audit"
+)
+
+// Override waives one denial code for this Subscription.
+type Override struct {
+	// Code is the denial code to waive, e.g. OperatorNotUpgradeable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9]*$`
+	Code string `json:"code"`
+	// Reason says why, for the audit trail.
+	// +kubebuilder:validation:MinLength=1
+	Reason string `json:"reason"`
+	// Expires, when set, ends the override; an expired override is ignored and reported.
+	// +optional
+	Expires *metav1.Time `json:"expires,omitempty"`
+}
+
+// UpgradeGateSpec is edited by admins; Tollgate never overwrites it.
+type UpgradeGateSpec struct {
+	// Mode is Enforce (approve allowed InstallPlans) or Audit (never approve).
+	// Empty means the manager's --default-mode.
+	// +optional
+	Mode Mode `json:"mode,omitempty"`
+	// Overrides waive denial codes for this Subscription.
+	// +optional
+	// +listType=map
+	// +listMapKey=code
+	// +kubebuilder:validation:MaxItems=32
+	Overrides []Override `json:"overrides,omitempty"`
+}
+
+// CatalogStatus is Tollgate's view of one catalog visible to the Subscription.
+type CatalogStatus struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Healthy is True when the registry connection is READY, Unknown without status.
+	Healthy metav1.ConditionStatus `json:"healthy"`
+	// LastObservedState is the catalog's connection state as OLM last saw it.
+	// +optional
+	LastObservedState string `json:"lastObservedState,omitempty"`
+	// Source is true for the Subscription's own source catalog.
+	// +optional
+	Source bool `json:"source,omitempty"`
+	// Valid is false when the catalog's spec does not name exactly one source.
+	Valid bool `json:"valid"`
+}
+
+// Denial is one reason not to upgrade.
+type Denial struct {
+	// Code is the stable name of the rule, e.g. OperatorNotUpgradeable.
+	Code string `json:"code"`
+	// Message says, for a person, what blocks the upgrade.
+	Message string `json:"message"`
+	// Overridden is true when an UpgradeGate override waives this denial.
+	// +optional
+	Overridden bool `json:"overridden,omitempty"`
+	// Source is the policy file, row and rule that produced the denial.
+	// +optional
+	Source string `json:"source,omitempty"`
+}
+
+// Decision is the outcome of the last policy evaluation.
+type Decision struct {
+	// Allowed is true only when the policies ran and no denial stands.
+	Allowed bool `json:"allowed"`
+	// BlockedBy is the code of the first denial that stands, for dashboards.
+	// +optional
+	BlockedBy string `json:"blockedBy,omitempty"`
+	// Denials, standing ones first, capped in number.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	Denials []Denial `json:"denials,omitempty"`
+	// PolicyRevision identifies the policy set that decided.
+	// +optional
+	PolicyRevision string `json:"policyRevision,omitempty"`
+	// InputDigest identifies the input document that was evaluated.
+	// +optional
+	InputDigest string `json:"inputDigest,omitempty"`
+	// EvaluatedAt is when the decision was last computed with a different outcome or input.
+	// +optional
+	EvaluatedAt *metav1.Time `json:"evaluatedAt,omitempty"`
+	// LastApprovedInstallPlan is the last plan Tollgate approved for this Subscription.
+	// +optional
+	LastApprovedInstallPlan string `json:"lastApprovedInstallPlan,omitempty"`
+}
+
+// UpgradeGateStatus is written by Tollgate.
+type UpgradeGateStatus struct {
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	Package string `json:"package,omitempty"`
+	// +optional
+	InstalledCSV string `json:"installedCSV,omitempty"`
+	// +optional
+	CurrentCSV string `json:"currentCSV,omitempty"`
+	// State is UpgradeAvailable, UpgradePending, AtLatestKnown or empty.
+	// +optional
+	State string `json:"state,omitempty"`
+	// +optional
+	UpToDate bool `json:"upToDate,omitempty"`
+	// +optional
+	InstallPlanRef *corev1.ObjectReference `json:"installPlanRef,omitempty"`
+	// +optional
+	// +listType=atomic
+	CatalogStatus []CatalogStatus `json:"catalogStatus,omitempty"`
+	// Conditions are the ten Subscription condition types plus UpgradeBlocked.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Health is the worst-status aggregation of the operator's operands.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Health []metav1.Condition `json:"health,omitempty"`
+	// +optional
+	Decision Decision `json:"decision,omitempty"`
+}
+
+// UpgradeGate holds or releases the upgrades of one OLM Subscription.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=gate;gates,categories=tollgate
+// +kubebuilder:printcolumn:name="Package",type=string,JSONPath=`.status.package`
+// +kubebuilder:printcolumn:name="Installed",type=string,JSONPath=`.status.installedCSV`
+// +kubebuilder:printcolumn:name="Current",type=string,JSONPath=`.status.currentCSV`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Allowed",type=boolean,JSONPath=`.status.decision.allowed`
+// +kubebuilder:printcolumn:name="Blocked-By",type=string,JSONPath=`.status.decision.blockedBy`
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type UpgradeGate struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   UpgradeGateSpec   `json:"spec,omitempty"`
+	Status UpgradeGateStatus `json:"status,omitempty"`
+}
+
+// UpgradeGateList is a list of UpgradeGates.
+//
+// +kubebuilder:object:root=true
+type UpgradeGateList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []UpgradeGate `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&UpgradeGate{}, &UpgradeGateList{})
+}
