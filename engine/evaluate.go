@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/topdown"
+	"github.com/open-policy-agent/opa/v1/topdown/print"
+)
+
+// Evaluate runs the prepared query on one input document (policies/README.md, version 1).
+// It never returns nil and never panics: a policy error, an undefined or malformed result, or
+// a missed deadline yields a Result with Allowed=false, one PolicyError denial saying what
+// went wrong, and Err set. Safe for concurrent use.
+func (e *Engine) Evaluate(ctx context.Context, input map[string]any) *Result {
+	return e.evaluate(ctx, input)
+}
+
+func (e *Engine) evaluate(ctx context.Context, input map[string]any, opts ...rego.EvalOption) (res *Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = policyError(e.revision, fmt.Errorf("%w: panic: %v", ErrEvaluation, p))
+		}
+	}()
+	value, err := ast.InterfaceToValue(input)
+	if err != nil {
+		return policyError(e.revision, fmt.Errorf("%w: %v", ErrInput, err))
+	}
+	if err := ctx.Err(); err != nil {
+		return policyError(e.revision, fmt.Errorf("%w: %v", ErrDeadline, err))
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	rs, err := e.prepared.Eval(ctx, append([]rego.EvalOption{rego.EvalParsedInput(value)}, opts...)...)
+	switch {
+	case err != nil && (ctx.Err() != nil || topdown.IsCancel(err)):
+		return policyError(e.revision, fmt.Errorf("%w (%s): %v", ErrDeadline, e.timeout, err))
+	case err != nil:
+		return policyError(e.revision, fmt.Errorf("%w: %v", ErrEvaluation, err))
+	case len(rs) == 0 || len(rs[0].Expressions) == 0:
+		return policyError(e.revision, fmt.Errorf("%w: %s has no value for this input", ErrUndefined, Query))
+	case len(rs) > 1:
+		return policyError(e.revision, fmt.Errorf("%w: %s has %d values, want one", ErrResultShape, Query, len(rs)))
+	}
+	r, err := decodeResult(rs[0].Expressions[0].Value)
+	if err != nil {
+		return policyError(e.revision, err)
+	}
+	e.finishDecision(&r.Decision)
+	r.Revision = e.revision
+	return r
+}
+
+// Digest identifies an input document regardless of when it was evaluated: the sha256 (hex)
+// of its canonical JSON (sorted keys) without the top-level "now". Equal state, equal digest.
+func Digest(input map[string]any) string {
+	without := make(map[string]any, len(input))
+	for k, v := range input {
+		if k != "now" {
+			without[k] = v
+		}
+	}
+	h := sha256.New()
+	if err := json.NewEncoder(h).Encode(without); err != nil {
+		// Not JSON data: such an input also fails evaluation; give it a digest of its own.
+		fmt.Fprintf(h, "unencodable: %v", err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ruleSource is where a denial code is produced: the first rule (by file, then row) whose
+// METADATA carries that custom.code.
+type ruleSource struct {
+	File  string
+	Row   int
+	Rule  string
+	Title string
+}
+
+// String is the Denial.Source form: "upgrade/upgrade.rego:42 (deny: <title>)".
+func (s ruleSource) String() string {
+	if s.File == "" {
+		return ""
+	}
+	if s.Title == "" {
+		return fmt.Sprintf("%s:%d (%s)", s.File, s.Row, s.Rule)
+	}
+	return fmt.Sprintf("%s:%d (%s: %s)", s.File, s.Row, s.Rule, s.Title)
+}
+
+func ruleSources(c *ast.Compiler) map[string]ruleSource {
+	out := map[string]ruleSource{}
+	as := c.GetAnnotationSet()
+	if as == nil {
+		return out
+	}
+	for _, ar := range as.Flatten() {
+		rule := ar.GetRule()
+		if rule == nil || ar.Annotations == nil {
+			continue
+		}
+		code, ok := ar.Annotations.Custom["code"].(string)
+		if !ok || code == "" {
+			continue
+		}
+		src := ruleSource{Rule: rule.Head.Ref().String(), Title: ar.Annotations.Title}
+		if rule.Location != nil {
+			src.File, src.Row = rule.Location.File, rule.Location.Row
+		}
+		if prev, ok := out[code]; ok && (prev.File < src.File || prev.File == src.File && prev.Row <= src.Row) {
+			continue
+		}
+		out[code] = src
+	}
+	return out
+}
+
+// Explanation is a Result with where each denial came from and what the policies noted.
+type Explanation struct {
+	Result  *Result           `json:"result"`
+	Denials []ExplainedDenial `json:"denials"`
+	// Notes are the trace() and print() outputs of the evaluation, in order.
+	Notes []Note `json:"notes,omitempty"`
+}
+
+// ExplainedDenial names the rule behind a denial. File is empty when no rule's METADATA
+// carries the code (e.g. the engine's own PolicyError).
+type ExplainedDenial struct {
+	Code        string `json:"code"`
+	Message     string `json:"message"`
+	Overridden  bool   `json:"overridden,omitempty"`
+	File        string `json:"file,omitempty"`
+	Row         int    `json:"row,omitempty"`
+	Rule        string `json:"rule,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// Note is one trace() or print() output.
+type Note struct {
+	Kind     string `json:"kind"` // "trace" or "print"
+	Location string `json:"location,omitempty"`
+	Message  string `json:"message"`
+}
+
+// Explain evaluates like Evaluate with tracing on (slower; for people, not for the
+// reconcile loop). The Explanation is never nil; the error is the Result's Err.
+func (e *Engine) Explain(ctx context.Context, input map[string]any) (*Explanation, error) {
+	tracer := topdown.NewBufferTracer()
+	printed := &printCollector{}
+	r := e.evaluate(ctx, input, rego.EvalQueryTracer(tracer), rego.EvalPrintHook(printed))
+
+	ex := &Explanation{Result: r, Notes: printed.notes}
+	for _, ev := range *tracer {
+		if ev.Op != topdown.NoteOp {
+			continue
+		}
+		n := Note{Kind: "trace", Message: ev.Message}
+		if ev.Location != nil {
+			n.Location = fmt.Sprintf("%s:%d", ev.Location.File, ev.Location.Row)
+		}
+		ex.Notes = append(ex.Notes, n)
+	}
+	for _, d := range r.Decision.Denials {
+		xd := ExplainedDenial{Code: d.Code, Message: d.Message, Overridden: d.Overridden}
+		if src, ok := e.sources[d.Code]; ok {
+			xd.File, xd.Row, xd.Rule, xd.Title = src.File, src.Row, src.Rule, src.Title
+			xd.Description = e.description(src)
+		}
+		ex.Denials = append(ex.Denials, xd)
+	}
+	return ex, r.Err
+}
+
+func (e *Engine) description(src ruleSource) string {
+	for _, ar := range e.compiler.GetAnnotationSet().Flatten() {
+		if rule := ar.GetRule(); rule != nil && rule.Location != nil &&
+			rule.Location.File == src.File && rule.Location.Row == src.Row {
+			return ar.Annotations.Description
+		}
+	}
+	return ""
+}
+
+type printCollector struct{ notes []Note }
+
+func (p *printCollector) Print(ctx print.Context, msg string) error {
+	n := Note{Kind: "print", Message: msg}
+	if ctx.Location != nil {
+		n.Location = fmt.Sprintf("%s:%d", ctx.Location.File, ctx.Location.Row)
+	}
+	p.notes = append(p.notes, n)
+	return nil
+}

@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+)
+
+// Condition is one condition as the policies report it; the controller adds times and
+// observedGeneration when it writes status.
+type Condition struct {
+	Type    string                 `json:"type"`
+	Status  metav1.ConditionStatus `json:"status"`
+	Reason  string                 `json:"reason"`
+	Message string                 `json:"message"`
+}
+
+// Violation is one problem with a CatalogSource spec.
+type Violation struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// CatalogValidation is the validity of one visible CatalogSource's spec.
+type CatalogValidation struct {
+	Namespace  string      `json:"namespace"`
+	Name       string      `json:"name"`
+	Valid      bool        `json:"valid"`
+	Violations []Violation `json:"violations,omitempty"`
+}
+
+// Decision says whether the upgrade may proceed and why not.
+type Decision struct {
+	// Allowed is true only when the policy said so and no denial stands.
+	Allowed bool `json:"allowed"`
+	// Denials are sorted: standing ones first, then by code, then by message; at most
+	// MaxDenials of them.
+	Denials []tollgatev1alpha1.Denial `json:"denials,omitempty"`
+	// Truncated counts the denials dropped by the cap (the least important ones: overridden
+	// before standing, then the last by code).
+	Truncated int `json:"truncated,omitempty"`
+}
+
+// BlockedBy is the code of the first standing denial, or "" when none stands.
+func (d Decision) BlockedBy() string {
+	for _, den := range d.Denials {
+		if !den.Overridden {
+			return den.Code
+		}
+	}
+	return ""
+}
+
+// Result is the typed form of data.tollgate.main.result.
+type Result struct {
+	Conditions        []Condition                      `json:"conditions"`
+	Health            []Condition                      `json:"health"`
+	State             string                           `json:"state"`
+	UpToDate          bool                             `json:"upToDate"`
+	CatalogStatus     []tollgatev1alpha1.CatalogStatus `json:"catalogStatus"`
+	CatalogValidation []CatalogValidation              `json:"catalogValidation"`
+	Decision          Decision                         `json:"decision"`
+	// Revision is the policy revision that produced the result.
+	Revision string `json:"revision"`
+	// Err is non-nil when the result is the PolicyError fallback; errors.Is it against the
+	// sentinels (ErrDeadline, ErrUndefined, ErrResultShape, ErrEvaluation, ErrInput).
+	Err error `json:"-"`
+}
+
+// Condition returns the condition of type t among conditions and health, or nil.
+func (r *Result) Condition(t string) *Condition {
+	for _, list := range [][]Condition{r.Conditions, r.Health} {
+		for i := range list {
+			if list[i].Type == t {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// policyError is the fail-closed result: nothing is allowed and one PolicyError denial says
+// what went wrong.
+func policyError(revision string, err error) *Result {
+	return &Result{
+		Revision: revision,
+		Err:      err,
+		Decision: Decision{Denials: []tollgatev1alpha1.Denial{{
+			Code:    tollgatev1alpha1.CodePolicyError,
+			Message: fmt.Sprintf("The upgrade policy could not decide (policy revision %s): %v. Nothing is approved until it can.", revision, err),
+			Source:  "engine",
+		}}},
+	}
+}
+
+// decodeResult turns the policy's value into a Result, checking the shape the contract
+// documents. Absent optional lists are fine; a wrong type anywhere is an error, and
+// decision.allowed must be present and a bool.
+func decodeResult(v any) (*Result, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: result is %s, want an object", ErrResultShape, typeName(v))
+	}
+	dec, ok := obj["decision"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: result.decision is %s, want an object", ErrResultShape, typeName(obj["decision"]))
+	}
+	if _, ok := dec["allowed"].(bool); !ok {
+		return nil, fmt.Errorf("%w: result.decision.allowed is %s, want a boolean", ErrResultShape, typeName(dec["allowed"]))
+	}
+	// The result is small (tens of entries); a JSON round trip into the typed struct checks
+	// every field's type and is cheap next to evaluation. Unknown fields are ignored, so
+	// policies may add keys before the engine learns them.
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrResultShape, err)
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrResultShape, err)
+	}
+	for _, d := range r.Decision.Denials {
+		if d.Code == "" {
+			return nil, fmt.Errorf("%w: a denial has no code (message %q)", ErrResultShape, d.Message)
+		}
+	}
+	return &r, nil
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "missing or null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case json.Number, float64, int, int64:
+		return "a number"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+// finishDecision sorts and caps the denials, fills their sources and makes Allowed
+// consistent with them (a standing denial always wins over allowed=true).
+func (e *Engine) finishDecision(d *Decision) {
+	for i := range d.Denials {
+		if d.Denials[i].Source == "" {
+			d.Denials[i].Source = e.sources[d.Denials[i].Code].String()
+		}
+	}
+	slices.SortStableFunc(d.Denials, func(a, b tollgatev1alpha1.Denial) int {
+		if a.Overridden != b.Overridden {
+			if !a.Overridden {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(a.Code, b.Code), cmp.Compare(a.Message, b.Message))
+	})
+	if n := len(d.Denials); n > MaxDenials {
+		d.Truncated = n - MaxDenials
+		d.Denials = d.Denials[:MaxDenials:MaxDenials]
+	}
+	if len(d.Denials) == 0 {
+		d.Denials = nil
+	}
+	if d.BlockedBy() != "" {
+		d.Allowed = false
+	}
+}
