@@ -12,15 +12,17 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 )
 
-// AddToScheme adds the Kubernetes built-in kinds, the OLM kinds and UpgradeGate to s.
-var AddToScheme = runtime.NewSchemeBuilder(
+var schemeBuilder = runtime.NewSchemeBuilder(
 	clientgoscheme.AddToScheme,
 	operatorsv1alpha1.AddToScheme,
 	operatorsv1.AddToScheme,
 	operatorsv2.AddToScheme,
 	packagesv1.AddToScheme,
 	tollgatev1alpha1.AddToScheme,
-).AddToScheme
+)
+
+// AddToScheme adds the Kubernetes built-in kinds, the OLM kinds and UpgradeGate to s.
+func AddToScheme(s *runtime.Scheme) error { return schemeBuilder.AddToScheme(s) }
 
 // NewScheme returns a scheme holding every kind Tollgate uses.
 func NewScheme() (*runtime.Scheme, error) {
