@@ -1,4 +1,4 @@
-// Package apis gathers the API types Tollgate reads and writes into one scheme.
+// Package apis registers every kind Tollgate reads or writes with a runtime.Scheme.
 package apis
 
 import (
@@ -12,23 +12,28 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 )
 
-var schemeBuilder = runtime.NewSchemeBuilder(
-	clientgoscheme.AddToScheme,
-	operatorsv1alpha1.AddToScheme,
-	operatorsv1.AddToScheme,
-	operatorsv2.AddToScheme,
-	packagesv1.AddToScheme,
-	tollgatev1alpha1.AddToScheme,
-)
+// AddToScheme adds the client-go kinds, the OLM kinds Tollgate reads and the UpgradeGate.
+func AddToScheme(s *runtime.Scheme) error {
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		operatorsv1alpha1.AddToScheme,
+		operatorsv1.AddToScheme,
+		operatorsv2.AddToScheme,
+		packagesv1.AddToScheme,
+		tollgatev1alpha1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-// AddToScheme adds the Kubernetes built-in kinds, the OLM kinds and UpgradeGate to s.
-func AddToScheme(s *runtime.Scheme) error { return schemeBuilder.AddToScheme(s) }
-
-// NewScheme returns a scheme holding every kind Tollgate uses.
-func NewScheme() (*runtime.Scheme, error) {
+// NewScheme returns a new scheme with AddToScheme applied.
+func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := AddToScheme(s); err != nil {
-		return nil, err
+		panic(err) // only a programming error (a kind registered twice differently) gets here
 	}
-	return s, nil
+	return s
 }
