@@ -1,0 +1,252 @@
+# METADATA
+# title: Maintenance windows
+# description: |
+#   Holds operator upgrades until a maintenance window is open. Windows are configured under
+#   data.tollgate.config.packs.window.windows; each names days of the week, a start and an end
+#   time (HH:MM, local) and an IANA time zone. Without windows the pack holds nothing. The pack
+#   only looks at Subscriptions with an upgrade pending, and at first installs only when
+#   firstInstall is true. input.now is the clock.
+package tollgate.packs.window
+
+# METADATA
+# title: An upgrade is pending while no maintenance window is open
+# custom:
+#   code: OutsideMaintenanceWindow
+deny contains denial if {
+	_applies
+	count(_windows) > 0
+	count(_config_errors) == 0
+	not _open
+	denial := _denial(rego.metadata.rule(), _outside_message)
+}
+
+# METADATA
+# title: The maintenance window configuration cannot be understood
+# custom:
+#   code: WindowConfigInvalid
+deny contains denial if {
+	some msg in _config_errors
+	denial := _denial(rego.metadata.rule(), sprintf("maintenance windows (data.tollgate.config.packs.window): %s; upgrades are held until it is fixed", [msg]))
+}
+
+_denial(meta, message) := {"code": meta.custom.code, "message": message}
+
+# --- configuration ---------------------------------------------------------------------------
+
+default _config := {}
+
+_config := data.tollgate.config.packs.window
+
+_raw_windows := object.get(_config, "windows", [])
+
+default _first_install_applies := false
+
+_first_install_applies := object.get(_config, "firstInstall", false)
+
+_day_names := {"mon": "Mon", "tue": "Tue", "wed": "Wed", "thu": "Thu", "fri": "Fri", "sat": "Sat", "sun": "Sun"}
+
+_full_day_names := {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+
+_config_errors contains "the configuration is not an object" if not is_object(_config)
+
+_config_errors contains "windows is not a list" if not is_array(_raw_windows)
+
+_config_errors contains "firstInstall is not a boolean" if not is_boolean(_first_install_applies)
+
+_config_errors contains msg if {
+	some i, w in _raw_windows
+	not is_object(w)
+	msg := sprintf("windows[%d] is not an object", [i])
+}
+
+_config_errors contains msg if {
+	some i, w in _raw_windows
+	some field in ["start", "end"]
+	not _minutes(object.get(w, field, null))
+	msg := sprintf("windows[%d].%s is %v, want a time HH:MM between 00:00 and 24:00", [i, field, object.get(w, field, null)])
+}
+
+_config_errors contains msg if {
+	some i, w in _raw_windows
+	not _zone_known(_zone(w))
+	msg := sprintf("windows[%d].timeZone %v is not an IANA time zone such as Europe/Berlin", [i, _zone(w)])
+}
+
+_config_errors contains msg if {
+	some i, w in _raw_windows
+	days := object.get(w, "days", [])
+	not is_array(days)
+	msg := sprintf("windows[%d].days is not a list", [i])
+}
+
+_config_errors contains msg if {
+	some i, w in _raw_windows
+	some d in object.get(w, "days", [])
+	not _day(d)
+	msg := sprintf("windows[%d].days has %v, want Mon, Tue, Wed, Thu, Fri, Sat or Sun", [i, d])
+}
+
+_config_errors contains msg if {
+	some i, w in _raw_windows
+	some field in ["namespaces", "packages"]
+	not is_array(object.get(w, field, []))
+	msg := sprintf("windows[%d].%s is not a list", [i, field])
+}
+
+_config_errors contains msg if {
+	not _now_ns
+	count(_raw_windows) > 0
+	msg := sprintf("input.now %v is not an RFC 3339 time, so no window can be checked", [object.get(input, "now", null)])
+}
+
+_zone(w) := object.get(w, "timeZone", "UTC")
+
+_zone_known(tz) if {
+	is_string(tz)
+	tz != "Local"
+	time.clock([0, tz])
+}
+
+# _minutes turns "HH:MM" into minutes since midnight; "24:00" is the end of the day.
+_minutes(s) := m if {
+	is_string(s)
+	regex.match(`^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$`, s)
+	parts := split(s, ":")
+	m := (_two_digits(parts[0]) * 60) + _two_digits(parts[1])
+}
+
+# to_number rejects leading zeros ("08"), so prefix a 1 and subtract it again.
+_two_digits(s) := to_number(concat("", ["1", s])) - 100
+
+# _day normalises "Sat", "saturday" or "SAT" to "sat".
+_day(d) := short if {
+	is_string(d)
+	short := lower(substring(d, 0, 3))
+	_day_names[short]
+	lower(d) in ({short} | _full_day_names)
+}
+
+# --- which Subscriptions the pack looks at -------------------------------------------------------
+
+_installed_name := n if {
+	n := object.get(input, ["subscription", "status", "installedCSV"], "")
+	is_string(n)
+	n != ""
+}
+
+_current_name := n if {
+	n := object.get(input, ["subscription", "status", "currentCSV"], "")
+	is_string(n)
+	n != ""
+}
+
+_upgrade_pending if _current_name != object.get(input, ["subscription", "status", "installedCSV"], "")
+
+_upgrade_pending if count(object.get(input, "pendingInstallPlans", [])) > 0
+
+_applies if {
+	_upgrade_pending
+	_installed_name
+}
+
+_applies if {
+	_upgrade_pending
+	not _installed_name
+	_first_install_applies == true
+}
+
+_namespace := object.get(input, ["subscription", "metadata", "namespace"], "")
+
+_package := object.get(input, ["subscription", "spec", "name"], "")
+
+_selects(w) if {
+	_in_list_or_absent(w, "namespaces", _namespace)
+	_in_list_or_absent(w, "packages", _package)
+}
+
+_in_list_or_absent(w, field, _) if count(object.get(w, field, [])) == 0
+
+_in_list_or_absent(w, field, value) if value in object.get(w, field, [])
+
+# The windows that hold this Subscription, as {start, end, days (short names), zone}.
+_windows contains {"start": _minutes(w.start), "end": _minutes(w.end), "startText": w.start, "days": _days(w), "zone": _zone(w)} if {
+	some w in _raw_windows
+	_selects(w)
+}
+
+# No days means every day.
+_days(w) := {_day(d) | some d in object.get(w, "days", [])} if count(object.get(w, "days", [])) > 0
+
+_days(w) := {s | some s, _ in _day_names} if count(object.get(w, "days", [])) == 0
+
+# --- the clock -------------------------------------------------------------------------------
+
+_now_ns := time.parse_rfc3339_ns(input.now)
+
+_ns_per_minute := 60000000000
+
+_ns_per_day := 86400000000000
+
+# Local midnight of today in zone tz, as Unix nanoseconds (off by the DST shift on the
+# day of a change, which is fine for naming the next opening).
+_midnight(tz) := _now_ns - ((((c[0] * 60) + c[1]) * _ns_per_minute) + ((c[2] * 1000000000) + (_now_ns % 1000000000))) if {
+	c := time.clock([_now_ns, tz])
+}
+
+_minute_of_day(tz) := (c[0] * 60) + c[1] if c := time.clock([_now_ns, tz])
+
+# The short weekday name of the day `offset` days from today in zone tz, taken at local noon so
+# a DST shift cannot move it to another day.
+_weekday(tz, offset) := lower(substring(time.weekday([(_midnight(tz) + (offset * _ns_per_day)) + (720 * _ns_per_minute), tz]), 0, 3))
+
+# A window is open when today is one of its days and now is between start and end; a window
+# whose end is not after its start runs past midnight into the next day.
+_open if {
+	some w in _windows
+	w.start < w.end
+	_weekday(w.zone, 0) in w.days
+	m := _minute_of_day(w.zone)
+	w.start <= m
+	m < w.end
+}
+
+_open if {
+	some w in _windows
+	w.end <= w.start
+	_weekday(w.zone, 0) in w.days
+	w.start <= _minute_of_day(w.zone)
+}
+
+_open if {
+	some w in _windows
+	w.end <= w.start
+	_weekday(w.zone, -1) in w.days
+	_minute_of_day(w.zone) < w.end
+}
+
+# Openings in the coming week as [unix ns, text].
+_openings contains [at, text] if {
+	some w in _windows
+	some offset in numbers.range(0, 7)
+	_weekday(w.zone, offset) in w.days
+	day_ns := _midnight(w.zone) + (offset * _ns_per_day)
+	at := day_ns + (w.start * _ns_per_minute)
+	at > _now_ns
+	date := time.date([day_ns + (720 * _ns_per_minute), w.zone])
+	text := sprintf("%s %04d-%02d-%02d %s %s", [_day_names[_weekday(w.zone, offset)], date[0], date[1], date[2], w.startText, w.zone])
+}
+
+_next_opening := min(_openings)
+
+_outside_message := sprintf("%s waits for a maintenance window: none is open at %s; the next opens %s, in %s", [_subject, input.now, _next_opening[1], _duration(_next_opening[0] - _now_ns)])
+
+_subject := sprintf("the upgrade to %s", [_current_name])
+
+_subject := "the pending install" if not _current_name
+
+_duration(ns) := sprintf("%dd%dh%02dm", [d, h, m]) if {
+	total := ceil(ns / _ns_per_minute)
+	d := floor(total / 1440)
+	h := floor((total % 1440) / 60)
+	m := total % 60
+}

@@ -1,0 +1,184 @@
+package tollgate.packs.window.test
+
+import data.tollgate.packs.window
+
+# --- input builders ------------------------------------------------------------------------------
+
+_plan := {"metadata": {"name": "install-abc", "namespace": "operators"}, "spec": {"approval": "Manual", "approved": false, "clusterServiceVersionNames": ["etcd.v0.9.4"]}, "status": {"phase": "RequiresApproval"}}
+
+_input(now, installed, current, plans) := {
+	"apiVersion": "tollgate.dev/input/v1",
+	"subscription": {
+		"metadata": {"name": "etcd", "namespace": "operators"},
+		"spec": {"name": "etcd", "channel": "alpha", "source": "operatorhubio", "sourceNamespace": "olm"},
+		"status": {"installedCSV": installed, "currentCSV": current},
+	},
+	"pendingInstallPlans": plans,
+	"now": now,
+}
+
+_upgrade(now) := _input(now, "etcd.v0.9.2", "etcd.v0.9.4", [_plan])
+
+_weekend := {"windows": [{"days": ["Sat", "Sun"], "start": "02:00", "end": "06:00", "timeZone": "Europe/Berlin"}]}
+
+_codes(denials) := {d.code | some d in denials}
+
+# 2024-06-05 is a Wednesday; Berlin is UTC+2 in June.
+_wednesday_noon := "2024-06-05T12:00:00Z"
+
+_saturday_3am_berlin := "2024-06-08T01:00:00Z"
+
+# --- behaviour -------------------------------------------------------------------------------
+
+test_no_configuration_holds_nothing if {
+	count(window.deny) == 0 with input as _upgrade(_wednesday_noon)
+}
+
+test_no_windows_holds_nothing if {
+	count(window.deny) == 0 with input as _upgrade(_wednesday_noon) with data.tollgate.config.packs.window as {"windows": []}
+}
+
+test_upgrade_inside_a_window_is_allowed if {
+	count(window.deny) == 0 with input as _upgrade(_saturday_3am_berlin) with data.tollgate.config.packs.window as _weekend
+}
+
+test_upgrade_outside_every_window_is_held_and_the_next_opening_named if {
+	window.deny == {{
+		"code": "OutsideMaintenanceWindow",
+		"message": "the upgrade to etcd.v0.9.4 waits for a maintenance window: none is open at 2024-06-05T12:00:00Z; the next opens Sat 2024-06-08 02:00 Europe/Berlin, in 2d12h00m",
+	}} with input as _upgrade(_wednesday_noon)
+		with data.tollgate.config.packs.window as _weekend
+}
+
+test_the_end_of_a_window_is_outside_it if {
+	some d in window.deny with input as _upgrade("2024-06-08T04:00:00Z") with data.tollgate.config.packs.window as _weekend
+	d.code == "OutsideMaintenanceWindow"
+	contains(d.message, "the next opens Sun 2024-06-09 02:00 Europe/Berlin, in 0d20h00m")
+}
+
+test_the_start_of_a_window_is_inside_it if {
+	count(window.deny) == 0 with input as _upgrade("2024-06-08T00:00:00Z") with data.tollgate.config.packs.window as _weekend
+}
+
+test_a_window_later_today_is_the_next_opening if {
+	some d in window.deny with input as _upgrade("2024-06-08T23:30:00Z")
+		with data.tollgate.config.packs.window as {"windows": [{"start": "22:00", "end": "23:00"}]}
+	contains(d.message, "the next opens Sun 2024-06-09 22:00 UTC, in 0d22h30m")
+}
+
+test_overnight_window_is_open_before_midnight if {
+	count(window.deny) == 0 with input as _upgrade("2024-06-07T21:00:00Z")
+		with data.tollgate.config.packs.window as {"windows": [{"days": ["Fri"], "start": "22:00", "end": "04:00", "timeZone": "Europe/Berlin"}]}
+}
+
+test_overnight_window_is_open_after_midnight_on_the_next_day if {
+	count(window.deny) == 0 with input as _upgrade("2024-06-07T23:30:00Z")
+		with data.tollgate.config.packs.window as {"windows": [{"days": ["Fri"], "start": "22:00", "end": "04:00", "timeZone": "Europe/Berlin"}]}
+}
+
+test_overnight_window_is_closed_after_its_end if {
+	some d in window.deny with input as _upgrade("2024-06-08T02:30:00Z")
+		with data.tollgate.config.packs.window as {"windows": [{"days": ["Fri"], "start": "22:00", "end": "04:00", "timeZone": "Europe/Berlin"}]}
+	contains(d.message, "the next opens Fri 2024-06-14 22:00 Europe/Berlin, in 6d17h30m")
+}
+
+test_any_open_window_of_several_allows if {
+	count(window.deny) == 0 with input as _upgrade(_wednesday_noon)
+		with data.tollgate.config.packs.window as {"windows": [
+			{"days": ["Sat"], "start": "02:00", "end": "06:00", "timeZone": "Europe/Berlin"},
+			{"days": ["wednesday"], "start": "07:00", "end": "09:00", "timeZone": "America/New_York"},
+		]}
+}
+
+test_the_earliest_opening_of_several_windows_is_named if {
+	some d in window.deny with input as _upgrade(_wednesday_noon)
+		with data.tollgate.config.packs.window as {"windows": [
+			{"days": ["Sat"], "start": "02:00", "end": "06:00", "timeZone": "Europe/Berlin"},
+			{"days": ["THU"], "start": "07:00", "end": "09:00", "timeZone": "America/New_York"},
+		]}
+	contains(d.message, "the next opens Thu 2024-06-06 07:00 America/New_York, in 0d23h00m")
+}
+
+test_days_default_to_every_day if {
+	count(window.deny) == 0 with input as _upgrade(_wednesday_noon)
+		with data.tollgate.config.packs.window as {"windows": [{"start": "11:00", "end": "13:00"}]}
+}
+
+test_a_whole_day_window_ends_at_24_00 if {
+	count(window.deny) == 0 with input as _upgrade("2024-06-05T23:59:00Z")
+		with data.tollgate.config.packs.window as {"windows": [{"days": ["Wed"], "start": "00:00", "end": "24:00"}]}
+}
+
+test_nothing_pending_is_not_held if {
+	count(window.deny) == 0 with input as _input(_wednesday_noon, "etcd.v0.9.4", "etcd.v0.9.4", [])
+		with data.tollgate.config.packs.window as _weekend
+}
+
+test_a_pending_plan_alone_is_held if {
+	_codes(window.deny) == {"OutsideMaintenanceWindow"} with input as _input(_wednesday_noon, "etcd.v0.9.4", "etcd.v0.9.4", [_plan])
+		with data.tollgate.config.packs.window as _weekend
+}
+
+test_a_plan_without_current_csv_is_named_as_the_pending_install if {
+	some d in window.deny with input as _input(_wednesday_noon, "etcd.v0.9.4", "", [_plan])
+		with data.tollgate.config.packs.window as _weekend
+	startswith(d.message, "the pending install waits")
+}
+
+test_first_install_is_not_held_by_default if {
+	count(window.deny) == 0 with input as _input(_wednesday_noon, "", "etcd.v0.9.4", [_plan])
+		with data.tollgate.config.packs.window as _weekend
+}
+
+test_first_install_is_held_when_configured if {
+	_codes(window.deny) == {"OutsideMaintenanceWindow"} with input as _input(_wednesday_noon, "", "etcd.v0.9.4", [_plan])
+		with data.tollgate.config.packs.window as object.union(_weekend, {"firstInstall": true})
+}
+
+test_a_window_for_other_namespaces_does_not_hold if {
+	count(window.deny) == 0 with input as _upgrade(_wednesday_noon)
+		with data.tollgate.config.packs.window as {"windows": [object.union(_weekend.windows[0], {"namespaces": ["prod"]})]}
+}
+
+test_a_window_for_this_package_holds if {
+	_codes(window.deny) == {"OutsideMaintenanceWindow"} with input as _upgrade(_wednesday_noon)
+		with data.tollgate.config.packs.window as {"windows": [object.union(_weekend.windows[0], {"namespaces": ["operators"], "packages": ["etcd"]})]}
+}
+
+# --- configuration errors fail closed ------------------------------------------------------------
+
+_config_error(cfg, now, fragment) if {
+	some d in window.deny with input as _upgrade(now) with data.tollgate.config.packs.window as cfg
+	d.code == "WindowConfigInvalid"
+	contains(d.message, fragment)
+	not "OutsideMaintenanceWindow" in _codes(window.deny) with input as _upgrade(now) with data.tollgate.config.packs.window as cfg
+}
+
+test_config_not_an_object if _config_error([], _wednesday_noon, "the configuration is not an object")
+
+test_windows_not_a_list if _config_error({"windows": "Sat"}, _wednesday_noon, "windows is not a list")
+
+test_first_install_not_a_boolean if _config_error(object.union(_weekend, {"firstInstall": "yes"}), _wednesday_noon, "firstInstall is not a boolean")
+
+test_window_not_an_object if _config_error({"windows": ["Sat 02:00"]}, _wednesday_noon, "windows[0] is not an object")
+
+test_bad_start_time if _config_error({"windows": [{"start": "2am", "end": "06:00"}]}, _wednesday_noon, `windows[0].start is 2am, want a time HH:MM`)
+
+test_missing_end_time if _config_error({"windows": [{"start": "02:00"}]}, _wednesday_noon, "windows[0].end is null")
+
+test_unknown_time_zone if _config_error({"windows": [{"start": "02:00", "end": "06:00", "timeZone": "Mars/Olympus"}]}, _wednesday_noon, "windows[0].timeZone Mars/Olympus is not an IANA time zone")
+
+test_local_time_zone_is_refused if _config_error({"windows": [{"start": "02:00", "end": "06:00", "timeZone": "Local"}]}, _wednesday_noon, "windows[0].timeZone Local")
+
+test_days_not_a_list if _config_error({"windows": [{"days": "Sat", "start": "02:00", "end": "06:00"}]}, _wednesday_noon, "windows[0].days is not a list")
+
+test_unknown_day if _config_error({"windows": [{"days": ["Saturnday"], "start": "02:00", "end": "06:00"}]}, _wednesday_noon, "windows[0].days has Saturnday")
+
+test_namespaces_not_a_list if _config_error({"windows": [{"namespaces": "prod", "start": "02:00", "end": "06:00"}]}, _wednesday_noon, "windows[0].namespaces is not a list")
+
+test_unreadable_clock if _config_error(_weekend, "yesterday", "input.now yesterday is not an RFC 3339 time")
+
+test_config_errors_show_even_without_a_pending_upgrade if {
+	_codes(window.deny) == {"WindowConfigInvalid"} with input as _input(_wednesday_noon, "etcd.v0.9.4", "etcd.v0.9.4", [])
+		with data.tollgate.config.packs.window as {"windows": "Sat"}
+}
