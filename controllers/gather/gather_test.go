@@ -1,0 +1,263 @@
+package gather_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/tollgate-dev/tollgate/apis"
+	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/controllers/gather"
+)
+
+const ns = "operators"
+
+var (
+	key       = types.NamespacedName{Namespace: ns, Name: "etcd"}
+	now       = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	etcdGVK   = schema.GroupVersionKind{Group: "etcd.database.coreos.com", Version: "v1beta2", Kind: "EtcdCluster"}
+	evaluated = metav1.NewTime(now.Add(-time.Minute))
+)
+
+func meta(namespace, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: namespace, Name: name}
+}
+
+func subscription(name, installed, current string) *v1alpha1.Subscription {
+	return &v1alpha1.Subscription{
+		ObjectMeta: meta(ns, name),
+		Spec: &v1alpha1.SubscriptionSpec{
+			CatalogSource: "operatorhubio", CatalogSourceNamespace: "olm", Package: name,
+			Channel: "stable", InstallPlanApproval: v1alpha1.ApprovalManual,
+		},
+		Status: v1alpha1.SubscriptionStatus{InstalledCSV: installed, CurrentCSV: current},
+	}
+}
+
+func csv(name string, owned ...v1alpha1.CRDDescription) *v1alpha1.ClusterServiceVersion {
+	c := &v1alpha1.ClusterServiceVersion{ObjectMeta: meta(ns, name)}
+	c.Spec.CustomResourceDefinitions.Owned = owned
+	c.Status.Phase = v1alpha1.CSVPhaseSucceeded
+	return c
+}
+
+func plan(name string, phase v1alpha1.InstallPlanPhase, csvs ...string) *v1alpha1.InstallPlan {
+	return &v1alpha1.InstallPlan{
+		ObjectMeta: meta(ns, name),
+		Spec:       v1alpha1.InstallPlanSpec{ClusterServiceVersionNames: csvs, Approval: v1alpha1.ApprovalManual},
+		Status:     &v1alpha1.InstallPlanStatus{Phase: phase},
+	}
+}
+
+func catalog(namespace, name string) *v1alpha1.CatalogSource {
+	return &v1alpha1.CatalogSource{ObjectMeta: meta(namespace, name), Spec: v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Image: "quay.io/x/" + name}}
+}
+
+func operand(namespace, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(etcdGVK)
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": "Available", "status": "True"}}, "status", "conditions")
+	return u
+}
+
+func gate(name string, decided bool, denials ...tollgatev1alpha1.Denial) *tollgatev1alpha1.UpgradeGate {
+	g := &tollgatev1alpha1.UpgradeGate{ObjectMeta: meta(ns, name)}
+	g.Status.Decision.Denials = denials
+	if decided {
+		g.Status.Decision.EvaluatedAt = &evaluated
+	}
+	return g
+}
+
+// world is a Subscription mid-upgrade: etcd.v1 installed, etcd.v2 current, one pending plan
+// that also installs a peer operator, and the surrounding objects.
+func world() []client.Object {
+	sub := subscription("etcd", "etcd.v1", "etcd.v2")
+	sub.Status.InstallPlanRef = &corev1.ObjectReference{Namespace: ns, Name: "install-b"}
+	opCond := &operatorsv2.OperatorCondition{ObjectMeta: meta(ns, "etcd.v1")}
+	opCond.Spec.Conditions = []metav1.Condition{{Type: "Upgradeable", Status: metav1.ConditionFalse, Reason: "Migrating", Message: "migrating", LastTransitionTime: evaluated}}
+	group := &operatorsv1.OperatorGroup{ObjectMeta: meta(ns, "b-group")}
+	group.Status.Namespaces = []string{ns, "team-a"}
+	return []client.Object{
+		sub,
+		csv("etcd.v1", v1alpha1.CRDDescription{Name: "etcdclusters.etcd.database.coreos.com", Version: "v1beta2", Kind: "EtcdCluster"}),
+		csv("etcd.v2"),
+		plan("install-a", v1alpha1.InstallPlanPhaseComplete, "etcd.v2"),
+		plan("install-b", v1alpha1.InstallPlanPhaseRequiresApproval, "etcd.v2", "peer.v3", "orphan.v1"),
+		plan("install-c", v1alpha1.InstallPlanPhaseRequiresApproval, "unrelated.v1"),
+		catalog("olm", "operatorhubio"),
+		catalog(ns, "private"),
+		catalog("elsewhere", "hidden"),
+		opCond,
+		group,
+		&operatorsv1.OperatorGroup{ObjectMeta: meta(ns, "z-group")},
+		operand(ns, "main"),
+		operand("team-a", "side"),
+		operand("team-b", "invisible"),
+		gate("etcd", true),
+		subscription("peer", "peer.v2", "peer.v3"),
+		gate("peer", true,
+			tollgatev1alpha1.Denial{Code: "OperatorNotUpgradeable", Message: "no"},
+			tollgatev1alpha1.Denial{Code: "OperatorDegraded", Message: "waived", Overridden: true},
+			tollgatev1alpha1.Denial{Code: "InstallPlanIncludesBlockedOperator", Message: "waits for etcd"}),
+	}
+}
+
+func testScheme() *runtime.Scheme {
+	s := apis.NewScheme()
+	s.AddKnownTypeWithName(etcdGVK, &unstructured.Unstructured{})
+	s.AddKnownTypeWithName(etcdGVK.GroupVersion().WithKind("EtcdClusterList"), &unstructured.UnstructuredList{})
+	return s
+}
+
+func fakeReader(objs []client.Object, funcs ...interceptor.Funcs) client.Reader {
+	b := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(objs...)
+	if len(funcs) > 0 {
+		b = b.WithInterceptorFuncs(funcs[0])
+	}
+	return b.Build()
+}
+
+func names(t *testing.T, list any) []string {
+	t.Helper()
+	var out []string
+	for _, o := range list.([]any) {
+		m := o.(map[string]any)["metadata"].(map[string]any)
+		out = append(out, m["namespace"].(string)+"/"+m["name"].(string))
+	}
+	return out
+}
+
+func TestBuildGathersTheDocument(t *testing.T) {
+	b := &gather.Builder{Reader: fakeReader(world()), Now: func() time.Time { return now }}
+	in, err := b.Build(context.Background(), key)
+	require.NoError(t, err)
+	require.NotNil(t, in)
+	doc := in.Doc
+
+	keys := []string{"apiVersion", "subscription", "installedCSV", "currentCSV", "installPlan", "pendingInstallPlans",
+		"installPlanPeers", "catalogSources", "sourceCatalog", "operatorCondition", "operatorGroup", "packageManifest",
+		"operands", "gate", "now", "config"}
+	for _, k := range keys {
+		assert.Contains(t, doc, k, "every key is present, missing objects as null")
+	}
+	assert.Len(t, doc, len(keys))
+
+	sub := doc["subscription"].(map[string]any)
+	assert.Equal(t, "operators.coreos.com/v1alpha1", sub["apiVersion"], "TypeMeta filled from the scheme")
+	assert.Equal(t, "Subscription", sub["kind"])
+	assert.Equal(t, "ClusterServiceVersion", doc["installedCSV"].(map[string]any)["kind"])
+	assert.Equal(t, "etcd.v2", doc["currentCSV"].(map[string]any)["metadata"].(map[string]any)["name"])
+	assert.Equal(t, "install-b", doc["installPlan"].(map[string]any)["metadata"].(map[string]any)["name"])
+	assert.Equal(t, []string{ns + "/install-b"}, names(t, doc["pendingInstallPlans"]), "complete and unrelated plans are left out")
+	assert.Equal(t, []string{"olm/operatorhubio", ns + "/private"}, names(t, doc["catalogSources"]), "own and global namespace only, sorted")
+	assert.Equal(t, "operatorhubio", doc["sourceCatalog"].(map[string]any)["metadata"].(map[string]any)["name"])
+	assert.Equal(t, "operators.coreos.com/v2", doc["operatorCondition"].(map[string]any)["apiVersion"])
+	assert.Equal(t, "b-group", doc["operatorGroup"].(map[string]any)["metadata"].(map[string]any)["name"], "the first group by name")
+	assert.Nil(t, doc["packageManifest"])
+	assert.Equal(t, []string{ns + "/main", "team-a/side"}, names(t, doc["operands"]), "target namespaces only")
+	assert.Equal(t, "UpgradeGate", doc["gate"].(map[string]any)["kind"])
+	assert.Equal(t, "2024-05-01T12:00:00Z", doc["now"])
+	assert.Equal(t, map[string]any{"globalCatalogNamespace": "olm", "defaultMode": "Enforce"}, doc["config"])
+
+	wantPeers := []any{
+		map[string]any{"installPlan": "install-b", "csv": "orphan.v1", "subscription": nil, "evaluated": false, "blockingCodes": []any{}},
+		map[string]any{"installPlan": "install-b", "csv": "peer.v3", "subscription": map[string]any{"namespace": ns, "name": "peer"},
+			"evaluated": true, "blockingCodes": []any{"OperatorNotUpgradeable"}},
+	}
+	assert.Empty(t, cmp.Diff(wantPeers, doc["installPlanPeers"]))
+
+	assert.Equal(t, "etcd.v1", in.InstalledCSV.Name)
+	assert.Equal(t, "etcd", in.Gate.Name)
+	assert.Len(t, in.PendingInstallPlans, 1)
+	assert.Equal(t, []schema.GroupVersionKind{etcdGVK}, in.OperandGVKs)
+}
+
+func TestBuildTurnsAbsenceIntoNull(t *testing.T) {
+	tests := []struct {
+		scenario string
+		objects  []client.Object
+		check    func(t *testing.T, doc map[string]any)
+	}{{
+		scenario: "a Subscription alone has null objects and empty lists",
+		objects:  []client.Object{subscription("etcd", "etcd.v1", "etcd.v2")},
+		check: func(t *testing.T, doc map[string]any) {
+			for _, k := range []string{"installedCSV", "currentCSV", "installPlan", "sourceCatalog", "operatorCondition", "operatorGroup", "packageManifest", "gate"} {
+				assert.Nil(t, doc[k], k)
+			}
+			for _, k := range []string{"pendingInstallPlans", "installPlanPeers", "catalogSources", "operands"} {
+				assert.Equal(t, []any{}, doc[k], k)
+			}
+		},
+	}, {
+		scenario: "a CSV owning a kind the cluster does not serve has no operands",
+		objects: []client.Object{
+			subscription("etcd", "etcd.v1", "etcd.v1"),
+			csv("etcd.v1", v1alpha1.CRDDescription{Name: "widgets.example.com", Version: "v1", Kind: "Widget"}),
+		},
+		check: func(t *testing.T, doc map[string]any) {
+			assert.Equal(t, []any{}, doc["operands"])
+			assert.NotNil(t, doc["installedCSV"])
+		},
+	}, {
+		scenario: "an OperatorGroup targeting all namespaces sees operands everywhere",
+		objects: func() []client.Object {
+			group := &operatorsv1.OperatorGroup{ObjectMeta: meta(ns, "global")}
+			group.Status.Namespaces = []string{""}
+			return []client.Object{
+				subscription("etcd", "etcd.v1", "etcd.v1"), group,
+				csv("etcd.v1", v1alpha1.CRDDescription{Name: "etcdclusters.etcd.database.coreos.com", Version: "v1beta2", Kind: "EtcdCluster"}),
+				operand("team-b", "b"), operand("team-a", "a"),
+			}
+		}(),
+		check: func(t *testing.T, doc map[string]any) {
+			assert.Equal(t, []string{"team-a/a", "team-b/b"}, names(t, doc["operands"]))
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			in, err := (&gather.Builder{Reader: fakeReader(tt.objects)}).Build(context.Background(), key)
+			require.NoError(t, err)
+			tt.check(t, in.Doc)
+		})
+	}
+}
+
+func TestBuildWithoutSubscription(t *testing.T) {
+	in, err := (&gather.Builder{Reader: fakeReader(nil)}).Build(context.Background(), key)
+	assert.NoError(t, err)
+	assert.Nil(t, in)
+}
+
+func TestBuildWrapsReadErrors(t *testing.T) {
+	boom := errors.New("connection refused")
+	r := fakeReader(world(), interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if _, ok := obj.(*v1alpha1.ClusterServiceVersion); ok {
+			return boom
+		}
+		return c.Get(ctx, k, obj, opts...)
+	}})
+	in, err := (&gather.Builder{Reader: r}).Build(context.Background(), key)
+	assert.Nil(t, in)
+	assert.ErrorIs(t, err, boom)
+	assert.ErrorContains(t, err, "get ClusterServiceVersion operators/etcd.v1")
+}
