@@ -1,0 +1,283 @@
+# METADATA
+# title: Version policy
+# description: |
+#   Decides by version number: the version an upgrade (or a first install) would bring must
+#   satisfy the allowed ranges and none of the denied ones, and major version jumps (optionally
+#   minor ones too) are held. Configured under data.tollgate.config.packs.version, globally and
+#   per package (subscription.spec.name). Without configuration, major jumps are held and
+#   nothing else is. Versions come from the CSV's spec.version, the PackageManifest, or the
+#   CSV name's suffix (etcdoperator.v0.9.4).
+package tollgate.packs.version
+
+# METADATA
+# title: The version the Subscription would move to is not allowed
+# custom:
+#   code: VersionNotAllowed
+deny contains denial if {
+	_applies
+	target := _target_version
+	some reason in _not_allowed_reasons
+	denial := _denial(rego.metadata.rule(), sprintf("%s %s is not allowed for package %s: %s", [_current_name, target, _package, reason]))
+}
+
+# METADATA
+# title: The upgrade crosses a major version
+# custom:
+#   code: MajorVersionUpgrade
+deny contains denial if {
+	_applies
+	_setting("holdMajor", true) == true
+	from := _installed_version
+	to := _target_version
+	_part(to, 0) > _part(from, 0)
+	denial := _denial(rego.metadata.rule(), sprintf("the upgrade of %s from %s to %s crosses a major version; it waits for an admin (override MajorVersionUpgrade on the UpgradeGate) or holdMajor: false", [_package, from, to]))
+}
+
+# METADATA
+# title: The upgrade crosses a minor version
+# custom:
+#   code: MinorVersionUpgrade
+deny contains denial if {
+	_applies
+	_setting("holdMinor", false) == true
+	from := _installed_version
+	to := _target_version
+	_part(to, 0) == _part(from, 0)
+	_part(to, 1) > _part(from, 1)
+	denial := _denial(rego.metadata.rule(), sprintf("the upgrade of %s from %s to %s crosses a minor version; it waits for an admin (override MinorVersionUpgrade on the UpgradeGate) or holdMinor: false", [_package, from, to]))
+}
+
+# METADATA
+# title: A version the policy needs cannot be determined
+# custom:
+#   code: VersionUnknown
+deny contains denial if {
+	_applies
+	some which, name in _unknown_versions
+	denial := _denial(rego.metadata.rule(), sprintf("cannot tell the version of the %s CSV %s (no spec.version, no PackageManifest entry, no semantic version at the end of its name), so the version policy cannot clear it", [which, name]))
+}
+
+# METADATA
+# title: The version policy configuration cannot be understood
+# custom:
+#   code: VersionConfigInvalid
+deny contains denial if {
+	some msg in _config_errors
+	denial := _denial(rego.metadata.rule(), sprintf("version policy (data.tollgate.config.packs.version): %s; upgrades are held until it is fixed", [msg]))
+}
+
+_denial(meta, message) := {"code": meta.custom.code, "message": message}
+
+# --- configuration ---------------------------------------------------------------------------
+
+default _config := {}
+
+_config := data.tollgate.config.packs.version
+
+_package := object.get(input, ["subscription", "spec", "name"], "")
+
+_package_config := object.get(_config, ["packages", _package], {})
+
+# A per-package setting wins over the global one, which wins over the default.
+_setting(key, default_value) := object.get(_package_config, key, object.get(_config, key, default_value))
+
+# The package's own allowed list replaces the global one; denied lists add up.
+_allowed := object.get(_package_config, "allowed", object.get(_config, "allowed", []))
+
+_denied := array.concat(object.get(_config, "denied", []), object.get(_package_config, "denied", []))
+
+_config_errors contains "packages is not an object mapping package names to settings" if not is_object(object.get(_config, "packages", {}))
+
+_config_errors contains "the configuration is not an object" if not is_object(_config)
+
+_config_errors contains msg if {
+	some name, settings in object.get(_config, "packages", {})
+	not is_object(settings)
+	msg := sprintf("packages.%s is not an object", [name])
+}
+
+_config_errors contains msg if {
+	some where, settings in _scopes
+	some key in ["holdMajor", "holdMinor"]
+	not is_boolean(object.get(settings, key, false))
+	msg := sprintf("%s is not a boolean", [_path(where, key)])
+}
+
+_config_errors contains msg if {
+	some where, settings in _scopes
+	some key in ["allowed", "denied"]
+	not is_array(object.get(settings, key, []))
+	msg := sprintf("%s is not a list of version ranges", [_path(where, key)])
+}
+
+_config_errors contains msg if {
+	some where, settings in _scopes
+	some key in ["allowed", "denied"]
+	some i, constraint in object.get(settings, key, [])
+	not _valid_constraint(constraint)
+	msg := sprintf("%s[%d] %v is not a version range; write comparators such as \">=1.2.0 <2.0.0\", \"^1.2.0\", \"~1.2.0\" or \"1.2.3\", alternatives joined by ||", [_path(where, key), i, constraint])
+}
+
+# Every settings object that can hold keys, by its path in the configuration.
+_scopes[""] := _config if is_object(_config)
+
+_scopes[sprintf("packages.%s", [name])] := settings if {
+	some name, settings in object.get(_config, "packages", {})
+	is_object(settings)
+}
+
+_path("", key) := key
+
+_path(where, key) := sprintf("%s.%s", [where, key]) if where != ""
+
+# --- which Subscriptions the pack looks at -------------------------------------------------------
+
+_installed_name := n if {
+	n := object.get(input, ["subscription", "status", "installedCSV"], "")
+	is_string(n)
+	n != ""
+}
+
+_current_name := n if {
+	n := object.get(input, ["subscription", "status", "currentCSV"], "")
+	is_string(n)
+	n != ""
+}
+
+_upgrade_pending if _current_name != object.get(input, ["subscription", "status", "installedCSV"], "")
+
+_upgrade_pending if count(object.get(input, "pendingInstallPlans", [])) > 0
+
+_applies if {
+	_upgrade_pending
+	count(_config_errors) == 0
+}
+
+# --- versions --------------------------------------------------------------------------------
+
+# The version of the CSV an upgrade moves to: its spec.version when the CSV object exists (it
+# usually does not until the InstallPlan runs), else the PackageManifest's channel entry, else
+# the name's suffix.
+_target_version := _csv_version(_current_name, input.currentCSV)
+
+_installed_version := _csv_version(_installed_name, input.installedCSV)
+
+_unknown_versions["target"] := _current_name if not _target_version
+
+_unknown_versions["installed"] := _installed_name if {
+	not _installed_version
+	_uses_installed_version
+}
+
+_uses_installed_version if _setting("holdMajor", true) == true
+
+_uses_installed_version if _setting("holdMinor", false) == true
+
+_csv_version(name, csv) := v if {
+	object.get(csv, ["metadata", "name"], "") == name
+	v := _semver(object.get(csv, ["spec", "version"], ""))
+} else := v if {
+	some channel in object.get(input, ["packageManifest", "status", "channels"], [])
+	channel.currentCSV == name
+	v := _semver(object.get(channel, ["currentCSVDesc", "version"], ""))
+} else := v if {
+	m := regex.find_all_string_submatch_n(`[.-]v?([0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$`, name, 1)
+	v := _semver(m[0][1])
+}
+
+_semver(s) := v if {
+	is_string(s)
+	v := trim_prefix(s, "v")
+	semver.is_valid(v)
+}
+
+# _part returns the major (0), minor (1) or patch (2) number of a valid semantic version.
+_part(v, i) := to_number(split(split(split(v, "+")[0], "-")[0], ".")[i])
+
+# --- ranges ----------------------------------------------------------------------------------
+
+_not_allowed_reasons contains reason if {
+	count(_allowed) > 0
+	not _any_satisfied(_target_version, _allowed)
+	reason := sprintf("it satisfies none of the allowed ranges %v", [concat(", ", [sprintf("%q", [c]) | some c in _allowed])])
+}
+
+_not_allowed_reasons contains reason if {
+	some constraint in _denied
+	_satisfies(_target_version, constraint)
+	reason := sprintf("it matches the denied range %q", [constraint])
+}
+
+_any_satisfied(v, constraints) if {
+	some constraint in constraints
+	_satisfies(v, constraint)
+}
+
+_alternatives(constraint) := [comparators |
+	some alternative in split(constraint, "||")
+	comparators := [c | some c in split(trim_space(alternative), " "); c != ""]
+]
+
+_valid_constraint(constraint) if {
+	is_string(constraint)
+	alternatives := _alternatives(constraint)
+	every comparators in alternatives {
+		count(comparators) > 0
+		every c in comparators {
+			_comparator(c)
+		}
+	}
+}
+
+_satisfies(v, constraint) if {
+	some comparators in _alternatives(constraint)
+	count(comparators) > 0
+	every c in comparators {
+		_holds(v, _comparator(c))
+	}
+}
+
+_comparator(c) := [op, w] if {
+	m := regex.find_all_string_submatch_n(`^(>=|<=|>|<|=|\^|~)?v?(.+)$`, c, 1)[0]
+	semver.is_valid(m[2])
+	op := _default_op(m[1])
+	w := m[2]
+}
+
+_default_op("") := "="
+
+_default_op(op) := op if op != ""
+
+_holds(v, [">=", w]) if semver.compare(v, w) >= 0
+
+_holds(v, ["<=", w]) if semver.compare(v, w) <= 0
+
+_holds(v, [">", w]) if semver.compare(v, w) > 0
+
+_holds(v, ["<", w]) if semver.compare(v, w) < 0
+
+_holds(v, ["=", w]) if semver.compare(v, w) == 0
+
+# ^1.2.3 is >=1.2.3 <2.0.0; ^0.2.3 is >=0.2.3 <0.3.0; ^0.0.3 is >=0.0.3 <0.0.4 (as npm does).
+_holds(v, ["^", w]) if {
+	semver.compare(v, w) >= 0
+	semver.compare(v, _caret_ceiling(w)) < 0
+}
+
+# ~1.2.3 is >=1.2.3 <1.3.0.
+_holds(v, ["~", w]) if {
+	semver.compare(v, w) >= 0
+	semver.compare(v, sprintf("%d.%d.0", [_part(w, 0), _part(w, 1) + 1])) < 0
+}
+
+_caret_ceiling(w) := sprintf("%d.0.0", [_part(w, 0) + 1]) if _part(w, 0) > 0
+
+_caret_ceiling(w) := sprintf("0.%d.0", [_part(w, 1) + 1]) if {
+	_part(w, 0) == 0
+	_part(w, 1) > 0
+}
+
+_caret_ceiling(w) := sprintf("0.0.%d", [_part(w, 2) + 1]) if {
+	_part(w, 0) == 0
+	_part(w, 1) == 0
+}

@@ -1,0 +1,221 @@
+package tollgate.packs.version.test
+
+import data.tollgate.packs.version
+
+# --- input builders ------------------------------------------------------------------------------
+
+_plan := {"metadata": {"name": "install-abc", "namespace": "operators"}, "spec": {"approval": "Manual", "approved": false, "clusterServiceVersionNames": ["etcdoperator.v1.0.0"]}, "status": {"phase": "RequiresApproval"}}
+
+_csv(name, v) := {"metadata": {"name": name, "namespace": "operators"}, "spec": {"version": v}}
+
+# An upgrade from installed to current; the current CSV object does not exist yet, as in a
+# cluster where the InstallPlan waits for approval.
+_input(installed, current) := {
+	"apiVersion": "tollgate.dev/input/v1",
+	"subscription": {
+		"metadata": {"name": "etcd", "namespace": "operators"},
+		"spec": {"name": "etcd", "channel": "alpha", "source": "operatorhubio", "sourceNamespace": "olm"},
+		"status": {"installedCSV": installed, "currentCSV": current},
+	},
+	"installedCSV": _installed_csv(installed),
+	"currentCSV": null,
+	"pendingInstallPlans": [_plan],
+	"packageManifest": null,
+	"now": "2024-06-05T12:00:00Z",
+}
+
+_installed_csv("") := null
+
+_installed_csv(name) := {"metadata": {"name": name, "namespace": "operators"}, "spec": {}} if name != ""
+
+_codes(denials) := {d.code | some d in denials}
+
+_denies(inp, cfg, code) if code in _codes(version.deny) with input as inp with data.tollgate.config.packs.version as cfg
+
+_allows(inp, cfg) if count(version.deny) == 0 with input as inp with data.tollgate.config.packs.version as cfg
+
+# --- major and minor jumps -----------------------------------------------------------------------
+
+test_a_major_jump_is_held_by_default if {
+	version.deny == {{
+		"code": "MajorVersionUpgrade",
+		"message": "the upgrade of etcd from 0.9.4 to 1.0.0 crosses a major version; it waits for an admin (override MajorVersionUpgrade on the UpgradeGate) or holdMajor: false",
+	}} with input as _input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0")
+}
+
+test_a_minor_jump_passes_by_default if {
+	count(version.deny) == 0 with input as _input("etcdoperator.v0.9.4", "etcdoperator.v0.10.0")
+}
+
+test_a_patch_passes_when_minor_jumps_are_held if _allows(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5"), {"holdMinor": true})
+
+test_a_minor_jump_is_held_when_configured if {
+	version.deny == {{
+		"code": "MinorVersionUpgrade",
+		"message": "the upgrade of etcd from 0.9.4 to 0.10.0 crosses a minor version; it waits for an admin (override MinorVersionUpgrade on the UpgradeGate) or holdMinor: false",
+	}} with input as _input("etcdoperator.v0.9.4", "etcdoperator.v0.10.0")
+		with data.tollgate.config.packs.version as {"holdMinor": true}
+}
+
+test_a_major_jump_is_not_also_a_minor_jump if {
+	_codes(version.deny) == {"MajorVersionUpgrade"} with input as _input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0")
+		with data.tollgate.config.packs.version as {"holdMinor": true}
+}
+
+test_major_jumps_pass_when_released_globally if _allows(_input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0"), {"holdMajor": false})
+
+test_a_package_setting_wins_over_the_global_one if {
+	_allows(_input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0"), {"holdMajor": true, "packages": {"etcd": {"holdMajor": false}}})
+	_denies(_input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0"), {"holdMajor": false, "packages": {"etcd": {"holdMajor": true}}}, "MajorVersionUpgrade")
+	_allows(_input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0"), {"packages": {"other": {"holdMajor": true}}, "holdMajor": false})
+}
+
+# --- where versions come from --------------------------------------------------------------------
+
+test_spec_version_wins_over_the_name if {
+	inp := object.union(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5"), {"currentCSV": _csv("etcdoperator.v0.9.5", "1.0.0")})
+	_denies(inp, {}, "MajorVersionUpgrade")
+}
+
+test_installed_spec_version_is_used if {
+	inp := object.union(_input("etcd-stable", "etcdoperator.v1.0.0"), {"installedCSV": _csv("etcd-stable", "v0.9.4")})
+	_codes(version.deny) == {"MajorVersionUpgrade"} with input as inp
+}
+
+test_a_csv_object_of_another_name_is_ignored if {
+	inp := object.union(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5"), {"currentCSV": _csv("something-else", "1.0.0")})
+	_allows(inp, {})
+}
+
+test_the_package_manifest_gives_the_version if {
+	inp := object.union(_input("etcdoperator.v0.9.4", "etcd-latest"), {"packageManifest": {"status": {"channels": [
+		{"name": "beta", "currentCSV": "other", "currentCSVDesc": {"version": "5.0.0"}},
+		{"name": "alpha", "currentCSV": "etcd-latest", "currentCSVDesc": {"version": "1.2.0"}},
+	]}}})
+	version.deny == {{
+		"code": "MajorVersionUpgrade",
+		"message": "the upgrade of etcd from 0.9.4 to 1.2.0 crosses a major version; it waits for an admin (override MajorVersionUpgrade on the UpgradeGate) or holdMajor: false",
+	}} with input as inp
+}
+
+test_name_suffixes_without_v_and_with_prerelease_parse if {
+	_denies(_input("prometheusoperator.0.47.0", "prometheusoperator.1.0.0-rc.1+build.5"), {}, "MajorVersionUpgrade")
+	_denies(_input("strimzi-cluster-operator-v0.38.0", "strimzi-cluster-operator-v1.0.0"), {}, "MajorVersionUpgrade")
+}
+
+test_an_unknown_target_version_is_held if {
+	version.deny == {{
+		"code": "VersionUnknown",
+		"message": "cannot tell the version of the target CSV etcd-latest (no spec.version, no PackageManifest entry, no semantic version at the end of its name), so the version policy cannot clear it",
+	}} with input as _input("etcdoperator.v0.9.4", "etcd-latest")
+}
+
+test_an_unknown_installed_version_is_held_while_jumps_are_held if {
+	_codes(version.deny) == {"VersionUnknown"} with input as _input("etcd-old", "etcdoperator.v1.0.0")
+	_codes(version.deny) == {"VersionUnknown"} with input as _input("etcd-old", "etcdoperator.v1.0.0")
+		with data.tollgate.config.packs.version as {"holdMajor": false, "holdMinor": true}
+}
+
+test_an_unknown_installed_version_does_not_matter_when_no_jump_is_held if {
+	_allows(_input("etcd-old", "etcdoperator.v1.0.0"), {"holdMajor": false})
+}
+
+# --- allowed and denied ranges -------------------------------------------------------------------
+
+test_a_version_outside_the_allowed_ranges_is_not_allowed if {
+	version.deny == {{
+		"code": "VersionNotAllowed",
+		"message": `etcdoperator.v0.9.5 0.9.5 is not allowed for package etcd: it satisfies none of the allowed ranges "~0.8.0", ">=1.0.0 <2.0.0"`,
+	}} with input as _input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5")
+		with data.tollgate.config.packs.version as {"allowed": ["~0.8.0", ">=1.0.0 <2.0.0"]}
+}
+
+test_a_version_inside_an_allowed_range_is_allowed if {
+	_allows(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5"), {"allowed": [">=1.0.0", "^0.9.0"]})
+}
+
+test_a_denied_version_is_not_allowed if {
+	version.deny == {{
+		"code": "VersionNotAllowed",
+		"message": `etcdoperator.v0.9.5 0.9.5 is not allowed for package etcd: it matches the denied range "0.9.5"`,
+	}} with input as _input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5")
+		with data.tollgate.config.packs.version as {"denied": ["0.9.5"]}
+}
+
+test_package_ranges_replace_allowed_and_add_to_denied if {
+	cfg := {"allowed": ["<0.9.0"], "denied": ["0.9.6"], "packages": {"etcd": {"allowed": ["^0.9.0"], "denied": ["=0.9.5"]}}}
+	_allows(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.7"), cfg)
+	_denies(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.6"), cfg, "VersionNotAllowed")
+	_denies(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5"), cfg, "VersionNotAllowed")
+}
+
+test_an_empty_package_allowed_list_lifts_the_global_one if {
+	_allows(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5"), {"allowed": ["<0.9.0"], "packages": {"etcd": {"allowed": []}}})
+}
+
+test_alternatives_are_joined_by_double_bars if {
+	cfg := {"allowed": ["<0.5.0 || >=0.9.5 <=0.9.6 || >0.10.0"]}
+	_allows(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5"), cfg)
+	_allows(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.6"), cfg)
+	_denies(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.7"), cfg, "VersionNotAllowed")
+	_denies(_input("etcdoperator.v0.9.4", "etcdoperator.v0.10.0"), cfg, "VersionNotAllowed")
+	_allows(_input("etcdoperator.v0.9.4", "etcdoperator.v0.11.0"), cfg)
+	_allows(_input("etcdoperator.v0.3.0", "etcdoperator.v0.4.0"), cfg)
+}
+
+test_caret_ranges_follow_npm if {
+	_allows(_input("x.v1.2.0", "x.v1.9.0"), {"allowed": ["^1.2.3"], "holdMajor": false})
+	_denies(_input("x.v1.2.0", "x.v2.0.0"), {"allowed": ["^1.2.3"], "holdMajor": false}, "VersionNotAllowed")
+	_allows(_input("x.v0.2.3", "x.v0.2.9"), {"allowed": ["^0.2.3"]})
+	_denies(_input("x.v0.2.3", "x.v0.3.0"), {"allowed": ["^0.2.3"]}, "VersionNotAllowed")
+	_allows(_input("x.v0.0.2", "x.v0.0.3"), {"allowed": ["^v0.0.3"]})
+	_denies(_input("x.v0.0.3", "x.v0.0.4"), {"allowed": ["^0.0.3"]}, "VersionNotAllowed")
+}
+
+test_tilde_ranges_stay_within_a_minor if {
+	_allows(_input("x.v1.2.0", "x.v1.2.9"), {"allowed": ["~1.2.3"]})
+	_denies(_input("x.v1.2.0", "x.v1.3.0"), {"allowed": ["~1.2.3"]}, "VersionNotAllowed")
+	_denies(_input("x.v1.2.0", "x.v1.2.2"), {"allowed": ["~1.2.3"]}, "VersionNotAllowed")
+}
+
+test_first_installs_are_checked_against_ranges_but_not_jumps if {
+	_allows(_input("", "etcdoperator.v1.0.0"), {})
+	_denies(_input("", "etcdoperator.v1.0.0"), {"denied": [">=1.0.0"]}, "VersionNotAllowed")
+}
+
+test_nothing_pending_is_not_checked if {
+	inp := object.union(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.4"), {"pendingInstallPlans": []})
+	_allows(inp, {"allowed": [">=1.0.0"]})
+}
+
+test_a_pending_plan_alone_is_checked if {
+	inp := object.union(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.4"), {"currentCSV": _csv("etcdoperator.v0.9.4", "0.9.4")})
+	_denies(inp, {"denied": ["0.9.4"]}, "VersionNotAllowed")
+}
+
+# --- configuration errors fail closed ------------------------------------------------------------
+
+_config_error(cfg, fragment) if {
+	some d in version.deny with input as _input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0") with data.tollgate.config.packs.version as cfg
+	d.code == "VersionConfigInvalid"
+	contains(d.message, fragment)
+	_codes(version.deny) == {"VersionConfigInvalid"} with input as _input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0") with data.tollgate.config.packs.version as cfg
+}
+
+test_config_not_an_object if _config_error("strict", "the configuration is not an object")
+
+test_packages_not_an_object if _config_error({"packages": ["etcd"]}, "packages is not an object")
+
+test_package_settings_not_an_object if _config_error({"packages": {"etcd": true}}, "packages.etcd is not an object")
+
+test_hold_major_not_a_boolean if _config_error({"holdMajor": "yes"}, "holdMajor is not a boolean")
+
+test_package_hold_minor_not_a_boolean if _config_error({"packages": {"etcd": {"holdMinor": 1}}}, "packages.etcd.holdMinor is not a boolean")
+
+test_allowed_not_a_list if _config_error({"allowed": ">=1.0.0"}, "allowed is not a list of version ranges")
+
+test_bad_range if _config_error({"denied": ["1.x"]}, "denied[0] 1.x is not a version range")
+
+test_empty_alternative if _config_error({"packages": {"etcd": {"allowed": [">=1.0.0 ||"]}}}, "packages.etcd.allowed[0] >=1.0.0 || is not a version range")
+
+test_range_not_a_string if _config_error({"allowed": [1]}, "allowed[0] 1 is not a version range")
