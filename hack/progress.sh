@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Reads `go build -v` output and prints a line every 100 packages, so a long build shows progress.
+set -euo pipefail
+name=${1:-build}
+n=0
+while IFS= read -r line; do
+	case "$line" in
+	*.go:* | *error* | *cannot* | *"go: "*) echo "$line" ;; # compiler and module errors pass through
+	*) n=$((n + 1)); if ((n % 100 == 0)); then echo "  $name: $n packages compiled"; fi ;;
+	esac
+done
+echo "  $name: done ($n packages)"
