@@ -1,0 +1,152 @@
+# METADATA
+# title: Change freezes
+# description: |
+#   Holds operator upgrades, and by default first installs too, during the freeze periods
+#   configured under data.tollgate.config.packs.freeze.periods: [{start, end, reason}], times in
+#   RFC 3339, start inclusive and end exclusive. Without periods the pack holds nothing.
+#   input.now is the clock.
+package tollgate.packs.freeze
+
+# METADATA
+# title: A change freeze is in force
+# custom:
+#   code: ChangeFreeze
+deny contains denial if {
+	_applies
+	count(_config_errors) == 0
+	some p in _periods
+	p.start <= _now_ns
+	_now_ns < p.end
+	denial := _denial(rego.metadata.rule(), sprintf("%s is frozen until %s: %s", [_subject, p.endText, p.reason]))
+}
+
+# METADATA
+# title: The change freeze configuration cannot be understood
+# custom:
+#   code: FreezeConfigInvalid
+deny contains denial if {
+	some msg in _config_errors
+	denial := _denial(rego.metadata.rule(), sprintf("change freezes (data.tollgate.config.packs.freeze): %s; upgrades are held until it is fixed", [msg]))
+}
+
+_denial(meta, message) := {"code": meta.custom.code, "message": message}
+
+# --- configuration ---------------------------------------------------------------------------
+
+default _config := {}
+
+_config := data.tollgate.config.packs.freeze
+
+_raw_periods := object.get(_config, "periods", [])
+
+# A freeze holds new operators too unless firstInstall is false.
+default _first_install_applies := true
+
+_first_install_applies := object.get(_config, "firstInstall", true)
+
+_config_errors contains "the configuration is not an object" if not is_object(_config)
+
+_config_errors contains "periods is not a list" if not is_array(_raw_periods)
+
+_config_errors contains "firstInstall is not a boolean" if not is_boolean(_first_install_applies)
+
+_config_errors contains msg if {
+	some i, p in _raw_periods
+	not is_object(p)
+	msg := sprintf("periods[%d] is not an object", [i])
+}
+
+_config_errors contains msg if {
+	some i, p in _raw_periods
+	some field in ["start", "end"]
+	not _time(object.get(p, field, null))
+	msg := sprintf("periods[%d].%s is %v, want an RFC 3339 time such as 2024-12-20T00:00:00Z", [i, field, object.get(p, field, null)])
+}
+
+_config_errors contains msg if {
+	some i, p in _raw_periods
+	_time(p.end) <= _time(p.start)
+	msg := sprintf("periods[%d] ends (%s) before it starts (%s)", [i, p.end, p.start])
+}
+
+_config_errors contains msg if {
+	some i, p in _raw_periods
+	some field in ["namespaces", "packages"]
+	not is_array(object.get(p, field, []))
+	msg := sprintf("periods[%d].%s is not a list", [i, field])
+}
+
+_config_errors contains msg if {
+	some i, p in _raw_periods
+	not is_string(object.get(p, "reason", ""))
+	msg := sprintf("periods[%d].reason is not a string", [i])
+}
+
+_config_errors contains msg if {
+	not _now_ns
+	count(_raw_periods) > 0
+	msg := sprintf("input.now %v is not an RFC 3339 time, so no freeze can be checked", [object.get(input, "now", null)])
+}
+
+_time(s) := time.parse_rfc3339_ns(s) if is_string(s)
+
+# The periods that hold this Subscription.
+_periods contains {"start": _time(p.start), "end": _time(p.end), "endText": p.end, "reason": _reason(p)} if {
+	some p in _raw_periods
+	_selects(p)
+}
+
+_reason(p) := r if {
+	r := object.get(p, "reason", "")
+	r != ""
+} else := "change freeze"
+
+_namespace := object.get(input, ["subscription", "metadata", "namespace"], "")
+
+_package := object.get(input, ["subscription", "spec", "name"], "")
+
+_selects(p) if {
+	_in_list_or_absent(p, "namespaces", _namespace)
+	_in_list_or_absent(p, "packages", _package)
+}
+
+_in_list_or_absent(p, field, _) if count(object.get(p, field, [])) == 0
+
+_in_list_or_absent(p, field, value) if value in object.get(p, field, [])
+
+_now_ns := time.parse_rfc3339_ns(input.now)
+
+# --- which Subscriptions the pack looks at -------------------------------------------------------
+
+_installed_name := n if {
+	n := object.get(input, ["subscription", "status", "installedCSV"], "")
+	is_string(n)
+	n != ""
+}
+
+_current_name := n if {
+	n := object.get(input, ["subscription", "status", "currentCSV"], "")
+	is_string(n)
+	n != ""
+}
+
+_upgrade_pending if _current_name != object.get(input, ["subscription", "status", "installedCSV"], "")
+
+_upgrade_pending if count(object.get(input, "pendingInstallPlans", [])) > 0
+
+_applies if {
+	_upgrade_pending
+	_installed_name
+}
+
+_applies if {
+	_upgrade_pending
+	not _installed_name
+	_first_install_applies == true
+}
+
+_subject := sprintf("the upgrade to %s", [_current_name]) if _installed_name
+
+_subject := sprintf("the install of %s", [_current_name]) if not _installed_name
+
+_subject := "the pending install" if not _current_name

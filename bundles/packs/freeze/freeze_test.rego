@@ -1,0 +1,124 @@
+package tollgate.packs.freeze.test
+
+import data.tollgate.packs.freeze
+
+# --- input builders ------------------------------------------------------------------------------
+
+_plan := {"metadata": {"name": "install-abc", "namespace": "operators"}, "spec": {"approval": "Manual", "approved": false, "clusterServiceVersionNames": ["etcd.v0.9.4"]}, "status": {"phase": "RequiresApproval"}}
+
+_input(now, installed, current, plans) := {
+	"apiVersion": "tollgate.dev/input/v1",
+	"subscription": {
+		"metadata": {"name": "etcd", "namespace": "operators"},
+		"spec": {"name": "etcd", "channel": "alpha", "source": "operatorhubio", "sourceNamespace": "olm"},
+		"status": {"installedCSV": installed, "currentCSV": current},
+	},
+	"pendingInstallPlans": plans,
+	"now": now,
+}
+
+_upgrade(now) := _input(now, "etcd.v0.9.2", "etcd.v0.9.4", [_plan])
+
+_holidays := {"start": "2024-12-20T00:00:00Z", "end": "2025-01-06T00:00:00+01:00", "reason": "end-of-year freeze (CHG-1234)"}
+
+_cfg(periods) := {"periods": periods}
+
+_codes(denials) := {d.code | some d in denials}
+
+# --- behaviour -------------------------------------------------------------------------------
+
+test_no_configuration_holds_nothing if {
+	count(freeze.deny) == 0 with input as _upgrade("2024-12-24T12:00:00Z")
+}
+
+test_an_upgrade_during_a_freeze_is_held if {
+	freeze.deny == {{
+		"code": "ChangeFreeze",
+		"message": "the upgrade to etcd.v0.9.4 is frozen until 2025-01-06T00:00:00+01:00: end-of-year freeze (CHG-1234)",
+	}} with input as _upgrade("2024-12-24T12:00:00Z")
+		with data.tollgate.config.packs.freeze as _cfg([_holidays])
+}
+
+test_the_start_is_inside_and_the_end_outside_a_freeze if {
+	_codes(freeze.deny) == {"ChangeFreeze"} with input as _upgrade("2024-12-20T00:00:00Z") with data.tollgate.config.packs.freeze as _cfg([_holidays])
+	count(freeze.deny) == 0 with input as _upgrade("2025-01-05T23:00:00Z") with data.tollgate.config.packs.freeze as _cfg([_holidays])
+}
+
+test_before_and_after_a_freeze_nothing_is_held if {
+	count(freeze.deny) == 0 with input as _upgrade("2024-12-19T23:59:59Z") with data.tollgate.config.packs.freeze as _cfg([_holidays])
+	count(freeze.deny) == 0 with input as _upgrade("2025-02-01T00:00:00Z") with data.tollgate.config.packs.freeze as _cfg([_holidays])
+}
+
+test_every_freeze_in_force_is_reported if {
+	periods := [_holidays, {"start": "2024-12-23T00:00:00Z", "end": "2024-12-27T00:00:00Z"}]
+	freeze.deny == {
+		{"code": "ChangeFreeze", "message": "the upgrade to etcd.v0.9.4 is frozen until 2025-01-06T00:00:00+01:00: end-of-year freeze (CHG-1234)"},
+		{"code": "ChangeFreeze", "message": "the upgrade to etcd.v0.9.4 is frozen until 2024-12-27T00:00:00Z: change freeze"},
+	} with input as _upgrade("2024-12-24T12:00:00Z")
+		with data.tollgate.config.packs.freeze as _cfg(periods)
+}
+
+test_first_installs_are_held_by_default if {
+	freeze.deny == {{
+		"code": "ChangeFreeze",
+		"message": "the install of etcd.v0.9.4 is frozen until 2025-01-06T00:00:00+01:00: end-of-year freeze (CHG-1234)",
+	}} with input as _input("2024-12-24T12:00:00Z", "", "etcd.v0.9.4", [_plan])
+		with data.tollgate.config.packs.freeze as _cfg([_holidays])
+}
+
+test_first_installs_pass_when_configured if {
+	count(freeze.deny) == 0 with input as _input("2024-12-24T12:00:00Z", "", "etcd.v0.9.4", [_plan])
+		with data.tollgate.config.packs.freeze as {"periods": [_holidays], "firstInstall": false}
+}
+
+test_nothing_pending_is_not_held if {
+	count(freeze.deny) == 0 with input as _input("2024-12-24T12:00:00Z", "etcd.v0.9.4", "etcd.v0.9.4", [])
+		with data.tollgate.config.packs.freeze as _cfg([_holidays])
+}
+
+test_a_pending_plan_alone_is_held if {
+	some d in freeze.deny with input as _input("2024-12-24T12:00:00Z", "etcd.v0.9.4", "", [_plan])
+		with data.tollgate.config.packs.freeze as _cfg([_holidays])
+	startswith(d.message, "the pending install is frozen")
+}
+
+test_a_freeze_for_other_namespaces_or_packages_does_not_hold if {
+	count(freeze.deny) == 0 with input as _upgrade("2024-12-24T12:00:00Z")
+		with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"namespaces": ["prod"]})])
+	count(freeze.deny) == 0 with input as _upgrade("2024-12-24T12:00:00Z")
+		with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"packages": ["postgres"]})])
+}
+
+test_a_freeze_for_this_namespace_and_package_holds if {
+	_codes(freeze.deny) == {"ChangeFreeze"} with input as _upgrade("2024-12-24T12:00:00Z")
+		with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"namespaces": ["operators"], "packages": ["etcd"]})])
+}
+
+# --- configuration errors fail closed ------------------------------------------------------------
+
+_config_error(cfg, now, fragment) if {
+	some d in freeze.deny with input as _upgrade(now) with data.tollgate.config.packs.freeze as cfg
+	d.code == "FreezeConfigInvalid"
+	contains(d.message, fragment)
+	_codes(freeze.deny) == {"FreezeConfigInvalid"} with input as _upgrade(now) with data.tollgate.config.packs.freeze as cfg
+}
+
+test_config_not_an_object if _config_error([_holidays], "2024-12-24T12:00:00Z", "the configuration is not an object")
+
+test_periods_not_a_list if _config_error({"periods": _holidays}, "2024-12-24T12:00:00Z", "periods is not a list")
+
+test_first_install_not_a_boolean if _config_error({"periods": [_holidays], "firstInstall": "no"}, "2024-12-24T12:00:00Z", "firstInstall is not a boolean")
+
+test_period_not_an_object if _config_error(_cfg(["christmas"]), "2024-12-24T12:00:00Z", "periods[0] is not an object")
+
+test_bad_start if _config_error(_cfg([object.union(_holidays, {"start": "2024-12-20"})]), "2024-12-24T12:00:00Z", "periods[0].start is 2024-12-20, want an RFC 3339 time")
+
+test_missing_end if _config_error(_cfg([{"start": "2024-12-20T00:00:00Z"}]), "2024-12-24T12:00:00Z", "periods[0].end is null")
+
+test_end_before_start if _config_error(_cfg([object.union(_holidays, {"end": "2024-12-01T00:00:00Z"})]), "2024-12-24T12:00:00Z", "periods[0] ends (2024-12-01T00:00:00Z) before it starts (2024-12-20T00:00:00Z)")
+
+test_packages_not_a_list if _config_error(_cfg([object.union(_holidays, {"packages": "etcd"})]), "2024-12-24T12:00:00Z", "periods[0].packages is not a list")
+
+test_reason_not_a_string if _config_error(_cfg([object.union(_holidays, {"reason": 42})]), "2024-12-24T12:00:00Z", "periods[0].reason is not a string")
+
+test_unreadable_clock if _config_error(_cfg([_holidays]), "Christmas Eve", "input.now Christmas Eve is not an RFC 3339 time")
