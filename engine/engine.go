@@ -96,9 +96,8 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		rego.Store(store),
 		rego.Capabilities(restrictedCapabilities()),
 		rego.Strict(true),
-		// A built-in error (sprintf on a wrong type, a bad time string) halts evaluation
-		// instead of silently making a deny rule undefined: fail closed.
-		rego.StrictBuiltinErrors(true),
+		// Built-in errors keep OPA's default semantics (the expression is undefined), as in
+		// `opa test`; evaluate refuses an approval that any such error could have changed.
 		rego.EnablePrintStatements(true),
 	).PrepareForEval(ctx)
 	if err != nil {

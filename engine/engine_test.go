@@ -249,10 +249,13 @@ result := {"decision": {"allowed": false, "denials": []}} if input.b`),
 		err:     engine.ErrEvaluation,
 		message: "conflict",
 	}, {
-		scenario: "a built-in error halts evaluation rather than silently dropping a denial",
-		policies: withMain(`result := {"decision": {"allowed": x > 0, "denials": []}} if x := to_number(input.n)`),
-		input:    map[string]any{"n": "not a number"},
-		err:      engine.ErrEvaluation,
+		scenario: "a built-in error that may have dropped a denial turns an approval into a policy error",
+		policies: withMain(`deny contains "TooBig" if to_number(input.n) > 5
+
+result := {"decision": {"allowed": count(deny) == 0, "denials": [{"code": c, "message": c} | some c in deny]}}`),
+		input:   map[string]any{"n": "not a number"},
+		err:     engine.ErrEvaluation,
+		message: "a built-in function failed",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
@@ -270,6 +273,23 @@ result := {"decision": {"allowed": false, "denials": []}} if input.b`),
 			assert.Contains(t, r.Decision.Denials[0].Message, e.Revision())
 		})
 	}
+}
+
+func TestBuiltinErrorsDoNotHideAStandingDenial(t *testing.T) {
+	policies := testPolicies()
+	policies["main/main.rego"] = &fstest.MapFile{Data: []byte(`package tollgate.main
+
+deny contains "TooBig" if to_number(input.n) > 5
+
+deny contains "Always"
+
+result := {"decision": {"allowed": count(deny) == 0, "denials": [{"code": c, "message": c} | some c in deny]}}
+`)}
+	r := newEngine(t, engine.Options{Policies: policies}).Evaluate(context.Background(), map[string]any{"n": "x"})
+	require.NoError(t, r.Err)
+	assert.Equal(t, "Always", r.Decision.BlockedBy())
+	require.Len(t, r.Warnings, 1)
+	assert.Contains(t, r.Warnings[0], "to_number")
 }
 
 func TestEvaluateHonoursCallerCancellation(t *testing.T) {

@@ -36,7 +36,9 @@ func (e *Engine) evaluate(ctx context.Context, input map[string]any, opts ...reg
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
-	rs, err := e.prepared.Eval(ctx, append([]rego.EvalOption{rego.EvalParsedInput(value)}, opts...)...)
+	var builtinErrs []topdown.Error
+	opts = append(opts, rego.EvalParsedInput(value), rego.EvalBuiltinErrorList(&builtinErrs))
+	rs, err := e.prepared.Eval(ctx, opts...)
 	switch {
 	case err != nil && (ctx.Err() != nil || topdown.IsCancel(err)):
 		return policyError(e.revision, fmt.Errorf("%w (%s): %v", ErrDeadline, e.timeout, err))
@@ -51,8 +53,22 @@ func (e *Engine) evaluate(ctx context.Context, input map[string]any, opts ...reg
 	if err != nil {
 		return policyError(e.revision, err)
 	}
+	for _, be := range builtinErrs {
+		r.Warnings = append(r.Warnings, be.Error())
+	}
 	e.finishDecision(&r.Decision)
 	r.Revision = e.revision
+	// A built-in error makes its expression undefined, which may have dropped a denial: an
+	// approval must come from an evaluation without any.
+	if r.Decision.Allowed && len(r.Warnings) > 0 {
+		more := ""
+		if n := len(r.Warnings) - 1; n > 0 {
+			more = fmt.Sprintf(" (and %d more)", n)
+		}
+		fallback := policyError(e.revision, fmt.Errorf("%w: a built-in function failed, so a denial may be missing: %s%s", ErrEvaluation, r.Warnings[0], more))
+		fallback.Warnings = r.Warnings
+		return fallback
+	}
 	return r
 }
 
@@ -124,7 +140,7 @@ func ruleSources(c *ast.Compiler) map[string]ruleSource {
 type Explanation struct {
 	Result  *Result           `json:"result"`
 	Denials []ExplainedDenial `json:"denials"`
-	// Notes are the trace() and print() outputs of the evaluation, in order.
+	// Notes are the print() outputs, the built-in errors, then the trace() notes.
 	Notes []Note `json:"notes,omitempty"`
 }
 
@@ -141,9 +157,9 @@ type ExplainedDenial struct {
 	Description string `json:"description,omitempty"`
 }
 
-// Note is one trace() or print() output.
+// Note is one print() output, built-in error or trace() note.
 type Note struct {
-	Kind     string `json:"kind"` // "trace" or "print"
+	Kind     string `json:"kind"` // "print", "error" (a built-in error) or "trace"
 	Location string `json:"location,omitempty"`
 	Message  string `json:"message"`
 }
@@ -156,6 +172,9 @@ func (e *Engine) Explain(ctx context.Context, input map[string]any) (*Explanatio
 	r := e.evaluate(ctx, input, rego.EvalQueryTracer(tracer), rego.EvalPrintHook(printed))
 
 	ex := &Explanation{Result: r, Notes: printed.notes}
+	for _, w := range r.Warnings {
+		ex.Notes = append(ex.Notes, Note{Kind: "error", Message: w})
+	}
 	for _, ev := range *tracer {
 		if ev.Op != topdown.NoteOp {
 			continue

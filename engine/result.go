@@ -67,6 +67,10 @@ type Result struct {
 	Decision          Decision                         `json:"decision"`
 	// Revision is the policy revision that produced the result.
 	Revision string `json:"revision"`
+	// Warnings are built-in function errors (e.g. a malformed timestamp) that made an
+	// expression undefined. The decision stands when it denies; an allowed decision with
+	// warnings becomes the PolicyError fallback, since a denial may have been lost.
+	Warnings []string `json:"warnings,omitempty"`
 	// Err is non-nil when the result is the PolicyError fallback; errors.Is it against the
 	// sentinels (ErrDeadline, ErrUndefined, ErrResultShape, ErrEvaluation, ErrInput).
 	Err error `json:"-"`

@@ -1,0 +1,21 @@
+// Package engine compiles Tollgate's policy sources and evaluates input documents into typed
+// results. It knows nothing of Kubernetes clients: the controller and the CLI gather an input
+// document (package controllers/gather) and hand it to Evaluate.
+//
+// A policy set is the embedded policies (package policies, minus *_test.rego), then OPA
+// bundles, then admin modules (ConfigMaps); a later module with the same path replaces an
+// earlier one. New compiles the whole set in strict mode (Rego v1) with restricted
+// capabilities — no http.send, net.lookup_ip_addr or opa.runtime — and prepares the one query,
+// data.tollgate.main.result, once. Any problem is a *CompileError listing file, row, column
+// and message, so a bad ConfigMap is rejected whole and the caller keeps its previous Engine.
+//
+// Evaluate fails closed: a policy error, an undefined or malformed result, a missed deadline,
+// or a built-in error under an approval gives Allowed=false and a single PolicyError denial
+// saying what went wrong. Denials are sorted (standing first, then code, then message),
+// capped at MaxDenials, and their Source names the rule whose METADATA custom.code matches:
+// "upgrade/upgrade.rego:42 (deny: <title>)". Explain adds the rule per denial and the
+// policies' print() and trace() notes.
+//
+// Revision identifies a policy set and Digest an input document (without its "now"), so an
+// unchanged decision on unchanged state is recognisable.
+package engine
