@@ -70,3 +70,9 @@ _all_catalogs := array.concat(
 
 # is_source_catalog holds for the catalog the Subscription's spec.source names.
 is_source_catalog(cs) if namespaced_name(cs) == source_catalog_key
+
+# or_else is s, or d when s is absent from a lookup, not a string, or "".
+or_else(s, d) := s if {
+	is_string(s)
+	s != ""
+} else := d

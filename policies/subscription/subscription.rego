@@ -1,0 +1,394 @@
+# METADATA
+# description: |
+#   Tollgate's view of a Subscription (subscription-status.md): the ten abnormal-true condition
+#   types, always present with status True, False or Unknown; state; upToDate; catalogStatus.
+#   With the corrections DESIGN.md records: ResolutionFailed mirrors OLM's own condition;
+#   AtLatestKnown and upToDate need the installed CSV to be current *and* Succeeded.
+package tollgate.subscription
+
+import data.tollgate.catalogsource
+import data.tollgate.lib
+
+# conditions are the ten condition types, in the order of subscription-status.md.
+conditions := [
+	resolution_failed,
+	catalog_sources_unhealthy,
+	catalog_source_invalid,
+	package_channel_invalid,
+	install_plan_failed,
+	install_plan_missing,
+	install_plan_awaiting_manual_approval,
+	installed_csv_replacement_available,
+	installed_csv_missing,
+	installed_csv_failed,
+]
+
+_cond(t, status, reason, message) := {"type": t, "status": status, "reason": reason, "message": message}
+
+_sub := input.subscription
+
+_sub_namespace := lib.get(_sub, ["metadata", "namespace"], "")
+
+_package := lib.get(_sub, ["spec", "name"], "")
+
+_installed := lib.installed_csv_name
+
+_current := lib.current_csv_name
+
+_plan := input.installPlan
+
+_plan_ref := lib.get(_sub, ["status", "installPlanRef"], null)
+
+_phase(obj) := lib.get(obj, ["status", "phase"], "")
+
+# ----------------------------------------------------------------------------------------------
+# ResolutionFailed: Tollgate does not resolve; it mirrors OLM's own condition, False when none.
+
+resolution_failed := _cond(
+	"ResolutionFailed",
+	c.status,
+	lib.or_else(object.get(c, "reason", ""), "ResolutionFailed"),
+	lib.or_else(object.get(c, "message", ""), "OLM reports that resolution failed"),
+) if {
+	c := lib.condition(lib.conditions(_sub), "ResolutionFailed")
+} else := _cond(
+	"ResolutionFailed", "False", "NoFailureReported",
+	"OLM reports no resolution failure for this Subscription",
+)
+
+# ----------------------------------------------------------------------------------------------
+# Catalogs. Healthy means status.connectionState.lastObservedState == "READY"; without a
+# connection state the health is Unknown.
+
+_observed(cs) := lib.get(cs, ["status", "connectionState", "lastObservedState"], "")
+
+catalog_health(cs) := "True" if {
+	_observed(cs) == "READY"
+} else := "Unknown" if {
+	_observed(cs) == ""
+} else := "False"
+
+# catalogStatus is one entry per catalog visible to the Subscription (and its source catalog).
+catalog_status := [{
+	"namespace": lib.get(cs, ["metadata", "namespace"], ""),
+	"name": lib.name(cs),
+	"healthy": catalog_health(cs),
+	"lastObservedState": _observed(cs),
+	"source": lib.is_source_catalog(cs),
+	"valid": catalogsource.valid(cs),
+} |
+	some cs in lib.catalogs
+]
+
+_unhealthy := [sprintf("%s (%s)", [lib.namespaced_name(cs), _observed(cs)]) |
+	some cs in lib.catalogs
+	catalog_health(cs) == "False"
+]
+
+_unobserved := [lib.namespaced_name(cs) |
+	some cs in lib.catalogs
+	catalog_health(cs) == "Unknown"
+]
+
+# CatalogSourcesUnhealthy looks at every visible catalog, as the reference does.
+catalog_sources_unhealthy := _cond(
+	"CatalogSourcesUnhealthy", "True", "CatalogSourcesUnhealthy",
+	sprintf("%d of %d visible catalog sources are not READY: %s", [
+		count(_unhealthy), count(lib.catalogs),
+		concat(", ", _unhealthy),
+	]),
+) if {
+	count(_unhealthy) > 0
+} else := _cond(
+	"CatalogSourcesUnhealthy", "Unknown", "MissingCatalogInfo",
+	sprintf("the health of %d of %d visible catalog sources is not yet known (no status.connectionState): %s", [
+		count(_unobserved), count(lib.catalogs),
+		concat(", ", _unobserved),
+	]),
+) if {
+	count(_unobserved) > 0
+} else := _cond(
+	"CatalogSourcesUnhealthy", "False", "NoCatalogSources",
+	sprintf("no catalog sources are visible in namespace %s or in the global catalog namespace %s", [
+		_sub_namespace,
+		lib.global_catalog_namespace,
+	]),
+) if {
+	count(lib.catalogs) == 0
+} else := _cond(
+	"CatalogSourcesUnhealthy", "False", "CatalogSourcesHealthy",
+	sprintf("all %d visible catalog sources are READY", [count(lib.catalogs)]),
+)
+
+_source_namespace := lib.get(_sub, ["spec", "sourceNamespace"], "")
+
+# CatalogSourceInvalid is about the Subscription's own source catalog only.
+catalog_source_invalid := _cond(
+	"CatalogSourceInvalid", "True", "CatalogSourceNotFound",
+	sprintf("the source catalog %s (spec.sourceNamespace/spec.source) does not exist: create it, or point spec.source and spec.sourceNamespace at an existing catalog", [lib.source_catalog_key]),
+) if {
+	input.sourceCatalog == null
+} else := _cond(
+	"CatalogSourceInvalid", "True", "CatalogSourceNotVisible",
+	sprintf("the source catalog %s is neither in the Subscription's namespace %s nor in the global catalog namespace %s, so OLM does not resolve from it: move the catalog or fix spec.sourceNamespace", [
+		lib.source_catalog_key, _sub_namespace,
+		lib.global_catalog_namespace,
+	]),
+) if {
+	not _source_namespace in {_sub_namespace, lib.global_catalog_namespace}
+} else := _cond(
+	"CatalogSourceInvalid", "True", "CatalogSourceSpecInvalid",
+	sprintf("the source catalog %s is invalid: %s", [lib.source_catalog_key, violations_text(input.sourceCatalog)]),
+) if {
+	not catalogsource.valid(input.sourceCatalog)
+} else := _cond(
+	"CatalogSourceInvalid", "False", "CatalogSourceValid",
+	sprintf("the source catalog %s exists and names exactly one source", [lib.source_catalog_key]),
+)
+
+# violations_text is a CatalogSource's violations as "field: message; ...".
+violations_text(cs) := concat("; ", [sprintf("%s %s", [v.field, v.message]) | some v in sort(catalogsource.violations(cs))])
+
+# ----------------------------------------------------------------------------------------------
+# PackageChannelInvalid, from the PackageManifest when it is known.
+
+_manifest := input.packageManifest
+
+_manifest_channels := {c.name | some c in lib.get(_manifest, ["status", "channels"], [])}
+
+_default_channel := lib.get(_manifest, ["status", "defaultChannel"], "")
+
+# channel is the channel the Subscription follows: spec.channel, else the package's default.
+channel := lib.or_else(lib.get(_sub, ["spec", "channel"], ""), _default_channel)
+
+package_channel_invalid := _cond(
+	"PackageChannelInvalid", "Unknown", "PackageManifestUnknown",
+	sprintf("the PackageManifest of package %s in catalog %s is not known, so channel %q cannot be checked", [_package, lib.source_catalog_key, channel]),
+) if {
+	_manifest == null
+} else := _cond(
+	"PackageChannelInvalid", "True", "NoDefaultChannel",
+	sprintf("spec.channel is empty and package %s has no default channel: set spec.channel to one of: %s", [_package, lib.join_names(_manifest_channels)]),
+) if {
+	channel == ""
+} else := _cond(
+	"PackageChannelInvalid", "True", "ChannelNotFound",
+	sprintf("channel %q is not in package %s served by catalog %s: set spec.channel to one of: %s", [channel, _package, lib.source_catalog_key, lib.join_names(_manifest_channels)]),
+) if {
+	not channel in _manifest_channels
+} else := _cond(
+	"PackageChannelInvalid", "False", "PackageChannelValid",
+	sprintf("channel %q of package %s is served by catalog %s", [channel, _package, lib.source_catalog_key]),
+)
+
+# channel_head is the newest CSV of the followed channel per the PackageManifest ("" unknown).
+channel_head := [c.currentCSV | some c in lib.get(_manifest, ["status", "channels"], []); c.name == channel][0]
+
+default channel_head := ""
+
+# ----------------------------------------------------------------------------------------------
+# InstallPlans.
+
+_plan_key := sprintf("%s/%s", [
+	lib.or_else(object.get(_plan_ref, "namespace", ""), _sub_namespace),
+	object.get(_plan_ref, "name", ""),
+]) if is_object(_plan_ref)
+
+_plan_failure_reason := lib.or_else(
+	object.get(lib.condition(lib.conditions(_plan), "Installed"), "reason", ""),
+	"InstallPlanFailed",
+)
+
+default _plan_failure_reason := "InstallPlanFailed"
+
+_plan_failure_message := lib.or_else(
+	lib.get(_plan, ["status", "message"], ""),
+	object.get(lib.condition(lib.conditions(_plan), "Installed"), "message", ""),
+)
+
+default _plan_failure_message := ""
+
+install_plan_failed := _cond(
+	"InstallPlanFailed", "True", _plan_failure_reason,
+	trim_suffix(sprintf("InstallPlan %s failed: %s", [lib.namespaced_name(_plan), _plan_failure_message]), ": "),
+) if {
+	_phase(_plan) == "Failed"
+} else := _cond(
+	"InstallPlanFailed", "Unknown", "InstallPlanNotFound",
+	sprintf("the referenced InstallPlan %s does not exist, so whether it failed is unknown", [_plan_key]),
+) if {
+	_plan == null
+	_plan_ref != null
+} else := _cond(
+	"InstallPlanFailed", "False", "NoInstallPlan",
+	"the Subscription references no InstallPlan",
+) if {
+	_plan == null
+} else := _cond(
+	"InstallPlanFailed", "False", "InstallPlanNotFailed",
+	sprintf("InstallPlan %s is in phase %s", [lib.namespaced_name(_plan), lib.or_else(_phase(_plan), "None")]),
+)
+
+install_plan_missing := _cond(
+	"InstallPlanMissing", "True", "ReferencedInstallPlanNotFound",
+	sprintf("the Subscription references InstallPlan %s, which does not exist: OLM cannot install %s until it generates a new plan", [_plan_key, lib.or_else(_current, "the current CSV")]),
+) if {
+	_plan == null
+	_plan_ref != null
+} else := _cond(
+	"InstallPlanMissing", "False", "NoInstallPlanReferenced",
+	"the Subscription references no InstallPlan",
+) if {
+	_plan == null
+} else := _cond(
+	"InstallPlanMissing", "False", "InstallPlanFound",
+	sprintf("InstallPlan %s exists", [lib.namespaced_name(_plan)]),
+)
+
+# The plans that concern this Subscription: the referenced one and the pending ones.
+_plans := [p |
+	some key in sort({lib.namespaced_name(q) | some q in _all_plans})
+	p := [q | some q in _all_plans; lib.namespaced_name(q) == key][0]
+]
+
+_all_plans := array.concat([p | p := _plan; p != null], object.get(input, "pendingInstallPlans", []))
+
+awaits_approval(plan) if {
+	plan.spec.approval == "Manual"
+	not plan.spec.approved
+	_phase(plan) == "RequiresApproval"
+}
+
+# awaiting_plans are the plans that wait for someone (Tollgate) to approve them.
+awaiting_plans := [p | some p in _plans; awaits_approval(p)]
+
+_plan_text(p) := sprintf("%s (%s)", [lib.namespaced_name(p), concat(", ", lib.get(p, ["spec", "clusterServiceVersionNames"], []))])
+
+# automatic holds when OLM approves plans itself, so Tollgate cannot hold an upgrade.
+automatic if lib.get(_sub, ["spec", "installPlanApproval"], "Automatic") != "Manual"
+
+install_plan_awaiting_manual_approval := _cond(
+	"InstallPlanAwaitingManualApproval", "True", "RequiresApproval",
+	sprintf("awaiting manual approval: InstallPlan %s", [concat(", ", [_plan_text(p) | some p in awaiting_plans])]),
+) if {
+	count(awaiting_plans) > 0
+} else := _cond(
+	"InstallPlanAwaitingManualApproval", "False", "AutomaticApproval",
+	"spec.installPlanApproval is Automatic, so OLM approves plans itself and Tollgate cannot hold an upgrade: set spec.installPlanApproval to Manual (or run the manager with --take-over-approval)",
+) if {
+	automatic
+} else := _cond(
+	"InstallPlanAwaitingManualApproval", "False", "NoApprovalPending",
+	"no InstallPlan of this Subscription awaits approval",
+)
+
+# ----------------------------------------------------------------------------------------------
+# The installed CSV.
+
+# replacement is the CSV known to replace the installed one: currentCSV when it differs, else
+# the channel head when the PackageManifest knows a different one; undefined when none is known.
+replacement := _current if {
+	_installed != ""
+	not _current in {"", _installed}
+} else := channel_head if {
+	_installed != ""
+	not channel_head in {"", _installed}
+}
+
+installed_csv_replacement_available := _cond(
+	"InstalledCSVReplacementAvailable", "False", "NotInstalled",
+	sprintf("no CSV of package %s is installed yet", [_package]),
+) if {
+	_installed == ""
+} else := _cond(
+	"InstalledCSVReplacementAvailable", "True", "ReplacementAvailable",
+	sprintf("%s replaces the installed %s", [replacement, _installed]),
+) if {
+	replacement
+} else := _cond(
+	"InstalledCSVReplacementAvailable", "False", "NoReplacementAvailable",
+	sprintf("%s is the latest CSV known in channel %q", [_installed, channel]),
+)
+
+installed_csv_missing := _cond(
+	"InstalledCSVMissing", "False", "NotInstalled",
+	sprintf("no CSV of package %s is installed yet", [_package]),
+) if {
+	_installed == ""
+} else := _cond(
+	"InstalledCSVMissing", "True", "InstalledCSVNotFound",
+	sprintf("the Subscription reports %s as installed, but no such ClusterServiceVersion exists in namespace %s", [_installed, _sub_namespace]),
+) if {
+	input.installedCSV == null
+} else := _cond(
+	"InstalledCSVMissing", "False", "InstalledCSVFound",
+	sprintf("ClusterServiceVersion %s exists", [_installed]),
+)
+
+installed_csv_failed := _cond(
+	"InstalledCSVFailed", "False", "NotInstalled",
+	sprintf("no CSV of package %s is installed yet", [_package]),
+) if {
+	_installed == ""
+} else := _cond(
+	"InstalledCSVFailed", "Unknown", "InstalledCSVNotFound",
+	sprintf("ClusterServiceVersion %s does not exist, so whether it failed is unknown", [_installed]),
+) if {
+	input.installedCSV == null
+} else := _cond(
+	"InstalledCSVFailed", "True", lib.or_else(lib.get(input.installedCSV, ["status", "reason"], ""), "CSVFailed"),
+	trim_suffix(sprintf("%s failed: %s", [_installed, lib.get(input.installedCSV, ["status", "message"], "")]), ": "),
+) if {
+	lib.csv_phase == "Failed"
+} else := _cond(
+	"InstalledCSVFailed", "False", "InstalledCSVNotFailed",
+	sprintf("%s is in phase %s", [_installed, lib.or_else(lib.csv_phase, "None")]),
+)
+
+# ----------------------------------------------------------------------------------------------
+# state and upToDate.
+
+_plan_pending if count(object.get(input, "pendingInstallPlans", [])) > 0
+
+_plan_pending if {
+	not _phase(_plan) in {"Complete", "Failed"}
+	_current in lib.get(_plan, ["spec", "clusterServiceVersionNames"], [])
+	_current != _installed
+}
+
+_current_and_installed if {
+	_installed != ""
+	_installed == _current
+}
+
+# upToDate: installedCSV == currentCSV, Succeeded, and no replacement known.
+default up_to_date := false
+
+up_to_date if {
+	_current_and_installed
+	lib.csv_phase == "Succeeded"
+	not replacement
+}
+
+# state: UpgradePending (a plan exists, or the current CSV is still coming up), UpgradeFailed
+# (the plan or the installed CSV failed), UpgradeAvailable (a replacement, or a first install,
+# without a plan yet), AtLatestKnown (current and Succeeded), None (nothing known yet).
+state := "UpgradePending" if {
+	_plan_pending
+} else := "UpgradeFailed" if {
+	_phase(_plan) == "Failed"
+	_current != _installed
+} else := "UpgradeFailed" if {
+	_installed != ""
+	lib.csv_phase == "Failed"
+} else := "UpgradeAvailable" if {
+	replacement
+} else := "UpgradeAvailable" if {
+	_installed == ""
+	_current != ""
+} else := "AtLatestKnown" if {
+	up_to_date
+} else := "UpgradePending" if {
+	_current_and_installed
+	input.installedCSV != null
+} else := "None"
