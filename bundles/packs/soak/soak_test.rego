@@ -1,0 +1,150 @@
+package tollgate.packs.soak.test
+
+import data.tollgate.packs.soak
+
+# --- input builders ------------------------------------------------------------------------------
+
+_plan(name, created) := {"metadata": {"name": name, "namespace": "operators", "creationTimestamp": created}, "spec": {"approval": "Manual", "approved": false, "clusterServiceVersionNames": ["etcd.v0.9.4"]}, "status": {"phase": "RequiresApproval"}}
+
+_input(now, installed, current, plans) := {
+	"apiVersion": "tollgate.dev/input/v1",
+	"subscription": {
+		"metadata": {"name": "etcd", "namespace": "operators"},
+		"spec": {"name": "etcd", "channel": "alpha", "source": "operatorhubio", "sourceNamespace": "olm"},
+		"status": {"installedCSV": installed, "currentCSV": current},
+	},
+	"currentCSV": null,
+	"installPlan": null,
+	"pendingInstallPlans": plans,
+	"packageManifest": null,
+	"now": now,
+}
+
+_noon := "2024-06-05T12:00:00Z"
+
+_upgrade(now) := _input(now, "etcd.v0.9.2", "etcd.v0.9.4", [_plan("install-abc", "2024-06-05T00:00:00Z")])
+
+_codes(denials) := {d.code | some d in denials}
+
+_csv(created, annotations) := {"metadata": {"name": "etcd.v0.9.4", "namespace": "operators", "creationTimestamp": created, "annotations": annotations}, "spec": {"version": "0.9.4"}}
+
+# --- behaviour -------------------------------------------------------------------------------
+
+test_a_fresh_version_is_held_for_a_day_by_default if {
+	soak.deny == {{
+		"code": "SoakTimeNotElapsed",
+		"message": "etcd.v0.9.4 has been known for 12h00m (since 2024-06-05T00:00:00Z, when InstallPlan install-abc was created); it must soak 24h00m, until 2024-06-06T00:00:00Z",
+	}} with input as _upgrade(_noon)
+}
+
+test_a_soaked_version_passes if {
+	count(soak.deny) == 0 with input as _upgrade("2024-06-06T00:00:00Z")
+}
+
+test_the_soak_time_is_configurable_globally_and_per_package if {
+	count(soak.deny) == 0 with input as _upgrade(_noon) with data.tollgate.config.packs.soak as {"hours": 6}
+	_codes(soak.deny) == {"SoakTimeNotElapsed"} with input as _upgrade(_noon) with data.tollgate.config.packs.soak as {"hours": 6, "packages": {"etcd": {"hours": 72}}}
+	count(soak.deny) == 0 with input as _upgrade(_noon) with data.tollgate.config.packs.soak as {"hours": 48, "packages": {"etcd": {"hours": 1.5}}}
+}
+
+test_zero_hours_turns_the_soak_off if {
+	count(soak.deny) == 0 with input as _upgrade(_noon) with data.tollgate.config.packs.soak as {"hours": 0}
+}
+
+test_the_earliest_evidence_counts if {
+	inp := object.union(_upgrade(_noon), {
+		"currentCSV": _csv("2024-06-05T06:00:00Z", {}),
+		"pendingInstallPlans": [_plan("install-abc", "2024-06-05T00:00:00Z"), _plan("install-old", "2024-06-04T13:00:00Z")],
+	})
+	some d in soak.deny with input as inp
+	contains(d.message, "known for 23h00m (since 2024-06-04T13:00:00Z, when InstallPlan install-old was created)")
+}
+
+test_the_csv_creation_counts if {
+	inp := object.union(_upgrade(_noon), {"currentCSV": _csv("2024-06-04T12:30:00Z", {}), "pendingInstallPlans": []})
+	some d in soak.deny with input as inp
+	contains(d.message, "known for 23h30m (since 2024-06-04T12:30:00Z, when its CSV was created)")
+}
+
+test_a_csv_of_another_name_does_not_count if {
+	csv := json.patch(_csv("2024-06-01T00:00:00Z", {}), [{"op": "replace", "path": "/metadata/name", "value": "other.v1.0.0"}])
+	_codes(soak.deny) == {"SoakTimeNotElapsed"} with input as object.union(_upgrade(_noon), {"currentCSV": csv})
+}
+
+test_the_referenced_plan_counts_when_it_lists_the_new_csv if {
+	inp := object.union(_upgrade(_noon), {"installPlan": _plan("install-ref", "2024-06-01T00:00:00Z")})
+	count(soak.deny) == 0 with input as inp
+	other := json.patch(_plan("install-ref", "2024-06-01T00:00:00Z"), [{"op": "replace", "path": "/spec/clusterServiceVersionNames", "value": ["etcd.v0.9.2"]}])
+	_codes(soak.deny) == {"SoakTimeNotElapsed"} with input as object.union(_upgrade(_noon), {"installPlan": other})
+}
+
+test_no_evidence_is_held if {
+	soak.deny == {{
+		"code": "SoakTimeNotElapsed",
+		"message": "cannot tell since when etcd.v0.9.4 is known (no CSV or InstallPlan with a creationTimestamp), so its soak time of 24h00m cannot be checked",
+	}} with input as _input(_noon, "etcd.v0.9.2", "etcd.v0.9.4", [])
+}
+
+test_no_evidence_for_a_plan_without_current_csv_is_held if {
+	some d in soak.deny with input as _input(_noon, "etcd.v0.9.2", "", [{"metadata": {"name": "install-abc"}}])
+	startswith(d.message, "cannot tell since when the pending install is known")
+}
+
+test_published_basis_uses_the_created_at_annotation if {
+	inp := object.union(_upgrade(_noon), {"currentCSV": _csv("2024-06-05T06:00:00Z", {"createdAt": "2024-05-01T00:00:00Z"})})
+	count(soak.deny) == 0 with input as inp with data.tollgate.config.packs.soak as {"basis": "published"}
+	_codes(soak.deny) == {"SoakTimeNotElapsed"} with input as inp
+}
+
+_manifest(created) := {"status": {"channels": [
+	{"name": "beta", "currentCSV": "etcd.v1.0.0", "currentCSVDesc": {"annotations": {"createdAt": "2020-01-01T00:00:00Z"}}},
+	{"name": "alpha", "currentCSV": "etcd.v0.9.4", "currentCSVDesc": {"annotations": {"createdAt": created}}},
+]}}
+
+test_published_basis_reads_common_created_at_layouts if {
+	some d in soak.deny with input as object.union(_upgrade(_noon), {"packageManifest": _manifest("2024-06-05 02:00:00")})
+		with data.tollgate.config.packs.soak as {"basis": "published"}
+	contains(d.message, "known for 10h00m (since 2024-06-05T02:00:00Z, by its createdAt annotation in the PackageManifest)")
+	some e in soak.deny with input as object.union(_upgrade(_noon), {"packageManifest": _manifest("2024-06-05")})
+		with data.tollgate.config.packs.soak as {"basis": "published"}
+	contains(e.message, "known for 12h00m (since 2024-06-05T00:00:00Z, by its createdAt annotation in the PackageManifest)")
+}
+
+test_published_basis_falls_back_to_seen if {
+	inp := object.union(_upgrade(_noon), {"currentCSV": _csv("2024-06-05T06:00:00Z", {"createdAt": "last Tuesday"})})
+	some d in soak.deny with input as inp with data.tollgate.config.packs.soak as {"basis": "published"}
+	contains(d.message, "when InstallPlan install-abc was created")
+}
+
+test_first_installs_are_not_held_by_default if {
+	count(soak.deny) == 0 with input as _input(_noon, "", "etcd.v0.9.4", [_plan("install-abc", "2024-06-05T00:00:00Z")])
+	_codes(soak.deny) == {"SoakTimeNotElapsed"} with input as _input(_noon, "", "etcd.v0.9.4", [_plan("install-abc", "2024-06-05T00:00:00Z")])
+		with data.tollgate.config.packs.soak as {"firstInstall": true}
+}
+
+test_nothing_pending_is_not_held if {
+	count(soak.deny) == 0 with input as _input(_noon, "etcd.v0.9.4", "etcd.v0.9.4", [])
+}
+
+# --- configuration errors fail closed ------------------------------------------------------------
+
+_config_error(cfg, now, fragment) if {
+	some d in soak.deny with input as _upgrade(now) with data.tollgate.config.packs.soak as cfg
+	d.code == "SoakConfigInvalid"
+	contains(d.message, fragment)
+	_codes(soak.deny) == {"SoakConfigInvalid"} with input as _upgrade(now) with data.tollgate.config.packs.soak as cfg
+}
+
+test_config_not_an_object if _config_error(24, _noon, "the configuration is not an object")
+
+test_first_install_not_a_boolean if _config_error({"firstInstall": 1}, _noon, "firstInstall is not a boolean")
+
+test_unknown_basis if _config_error({"basis": "released"}, _noon, "basis is released, want seen or published")
+
+test_packages_not_an_object if _config_error({"packages": []}, _noon, "packages is not an object")
+
+test_negative_hours if _config_error({"hours": -1}, _noon, "hours is -1, want a number of hours, 0 or more")
+
+test_package_hours_not_a_number if _config_error({"packages": {"etcd": {"hours": "72"}}}, _noon, "packages.etcd.hours is 72, want a number")
+
+test_unreadable_clock if _config_error({}, "noon", "input.now noon is not an RFC 3339 time")
