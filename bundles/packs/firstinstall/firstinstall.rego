@@ -1,0 +1,117 @@
+# METADATA
+# title: First-install approval
+# description: |
+#   Holds the first install of an operator (a Subscription with no installed CSV yet) until an
+#   admin signs it off, by overriding FirstInstallNotApproved on its UpgradeGate, or until an
+#   allow rule in data.tollgate.config.packs.firstinstall.allow matches its namespace,
+#   package and source catalog. Upgrades of installed operators are not this pack's concern.
+#   Without configuration every first install is held.
+package tollgate.packs.firstinstall
+
+# METADATA
+# title: A first install has not been approved
+# custom:
+#   code: FirstInstallNotApproved
+deny contains denial if {
+	_first_install_pending
+	count(_config_errors) == 0
+	not _allowed
+	denial := _denial(rego.metadata.rule(), sprintf("%s is a first install of package %s from %s in namespace %s; no allow rule matches, so it waits for an admin to override FirstInstallNotApproved on the UpgradeGate", [_subject, _package, _source, _namespace]))
+}
+
+# METADATA
+# title: The first-install configuration cannot be understood
+# custom:
+#   code: FirstInstallConfigInvalid
+deny contains denial if {
+	some msg in _config_errors
+	denial := _denial(rego.metadata.rule(), sprintf("first-install approval (data.tollgate.config.packs.firstinstall): %s; first installs are held until it is fixed", [msg]))
+}
+
+_denial(meta, message) := {"code": meta.custom.code, "message": message}
+
+# --- configuration ---------------------------------------------------------------------------
+
+default _config := {}
+
+_config := data.tollgate.config.packs.firstinstall
+
+_rules := object.get(_config, "allow", [])
+
+_fields := {"namespace", "package", "source"}
+
+_config_errors contains "the configuration is not an object" if not is_object(_config)
+
+_config_errors contains "allow is not a list" if not is_array(_rules)
+
+_config_errors contains msg if {
+	some i, rule in _rules
+	not is_object(rule)
+	msg := sprintf("allow[%d] is not an object", [i])
+}
+
+_config_errors contains msg if {
+	some i, rule in _rules
+	count(rule) == 0
+	msg := sprintf("allow[%d] is empty; write {\"package\": \"*\"} to allow every first install", [i])
+}
+
+_config_errors contains msg if {
+	some i, rule in _rules
+	some key, _ in rule
+	not key in _fields
+	msg := sprintf("allow[%d] has unknown key %v, want namespace, package or source", [i, key])
+}
+
+_config_errors contains msg if {
+	some i, rule in _rules
+	some key, pattern in rule
+	key in _fields
+	not is_string(pattern)
+	msg := sprintf("allow[%d].%s is not a string", [i, key])
+}
+
+# --- the Subscription ------------------------------------------------------------------------
+
+_installed_name := n if {
+	n := object.get(input, ["subscription", "status", "installedCSV"], "")
+	is_string(n)
+	n != ""
+}
+
+_current_name := n if {
+	n := object.get(input, ["subscription", "status", "currentCSV"], "")
+	is_string(n)
+	n != ""
+}
+
+_first_install_pending if {
+	not _installed_name
+	_current_name
+}
+
+_first_install_pending if {
+	not _installed_name
+	count(object.get(input, "pendingInstallPlans", [])) > 0
+}
+
+_namespace := object.get(input, ["subscription", "metadata", "namespace"], "")
+
+_package := object.get(input, ["subscription", "spec", "name"], "")
+
+# The source catalog as namespace/name.
+_source := sprintf("%s/%s", [object.get(input, ["subscription", "spec", "sourceNamespace"], ""), object.get(input, ["subscription", "spec", "source"], "")])
+
+_values := {"namespace": _namespace, "package": _package, "source": _source}
+
+# A rule allows when each of its keys matches (glob patterns, * matches anything).
+_allowed if {
+	some rule in _rules
+	every key, pattern in rule {
+		glob.match(pattern, [], _values[key])
+	}
+}
+
+_subject := _current_name
+
+_subject := "the pending install" if not _current_name
