@@ -25,8 +25,8 @@ validation := [entry |
 	}
 ]
 
-# valid holds for a CatalogSource without violations.
-valid(cs) if count(violations(cs)) == 0
+# valid is true for a CatalogSource without violations.
+valid(cs) := count(violations(cs)) == 0
 
 # The structured sources and the field each one requires.
 _structured := {

@@ -68,8 +68,8 @@ _all_catalogs := array.concat(
 	[c | c := input.sourceCatalog; c != null],
 )
 
-# is_source_catalog holds for the catalog the Subscription's spec.source names.
-is_source_catalog(cs) if namespaced_name(cs) == source_catalog_key
+# is_source_catalog is true for the catalog the Subscription's spec.source names.
+is_source_catalog(cs) := namespaced_name(cs) == source_catalog_key
 
 # or_else is s, or d when s is absent from a lookup, not a string, or "".
 or_else(s, d) := s if {
