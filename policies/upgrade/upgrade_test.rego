@@ -1,0 +1,207 @@
+package tollgate.upgrade_test
+
+import data.tollgate.fixtures_test as f
+import data.tollgate.upgrade
+
+_deny(doc) := d if {
+	d := upgrade.deny with input as doc
+}
+
+_codes(doc) := f.codes(_deny(doc))
+
+_message(doc, code) := [d.message | some d in _deny(doc); d.code == code][0]
+
+# _oc is base with an OperatorCondition at generation gen.
+_oc(gen, overrides, spec_conditions, status_conditions) := f.with_patch({"operatorCondition": object.union(
+	f.operator_condition(gen, spec_conditions, status_conditions),
+	{"spec": {"overrides": overrides}},
+)})
+
+_override(t, status, message) := {"type": t, "status": status, "reason": "AdminOverride", "message": message}
+
+test_a_healthy_upgrade_has_no_denials if _deny(f.base) == set()
+
+test_every_code_is_in_the_vocabulary if {
+	vocabulary := {
+		"OperatorNotUpgradeable", "OperatorConditionStale", "OperatorUpgrading", "OperatorDegraded",
+		"OperatorProgressing", "CatalogSourceUnhealthy", "CatalogSourceInvalid",
+		"InstallPlanIncludesBlockedOperator",
+	}
+	doc := f.with_patch({
+		"operatorCondition": f.operator_condition(3, [], [f.upgradeable("False", "m", 2)]),
+		"sourceCatalog": null,
+		"operands": [f.operand("x", [])],
+		"installPlanPeers": [f.peer("other.v1", null, false, [])],
+	})
+	count(_deny(doc)) > 0
+	every code in _codes(doc) {
+		code in vocabulary
+	}
+}
+
+# --- OLM's Upgradeable rule
+
+test_no_operator_condition_allows if _codes(f.with_patch({"operatorCondition": null})) == set()
+
+test_no_upgradeable_condition_allows if _codes(_oc(1, [], [], [])) == set()
+
+test_upgradeable_true_allows if _codes(_oc(1, [], [], [f.upgradeable("True", "ready", 1)])) == set()
+
+test_upgradeable_unknown_allows if _codes(_oc(1, [], [], [f.upgradeable("Unknown", "checking", 1)])) == set()
+
+test_upgradeable_false_denies if {
+	doc := _oc(1, [], [], [f.upgradeable("False", "migrating storage", 1)])
+	_codes(doc) == {"OperatorNotUpgradeable"}
+	_message(doc, "OperatorNotUpgradeable") == "etcdoperator.v0.9.2 reports Upgradeable=False: migrating storage"
+}
+
+test_upgradeable_false_without_message_quotes_the_reason if {
+	doc := _oc(1, [], [], [object.union(f.upgradeable("False", "", 1), {"reason": "Migrating"})])
+	_message(doc, "OperatorNotUpgradeable") == "etcdoperator.v0.9.2 reports Upgradeable=False: Migrating"
+}
+
+test_override_true_allows_despite_false if {
+	_codes(_oc(1, [_override("Upgradeable", "True", "safe")], [], [f.upgradeable("False", "migrating", 1)])) == set()
+}
+
+test_override_true_allows_despite_a_stale_condition if {
+	_codes(_oc(5, [_override("Upgradeable", "True", "safe")], [], [f.upgradeable("False", "migrating", 2)])) == set()
+}
+
+test_override_false_denies_despite_true if {
+	doc := _oc(1, [_override("Upgradeable", "False", "hold for the audit")], [], [f.upgradeable("True", "ready", 1)])
+	_codes(doc) == {"OperatorNotUpgradeable"}
+	_message(doc, "OperatorNotUpgradeable") == "etcdoperator.v0.9.2: the override in OperatorCondition operators/etcdoperator.v0.9.2 sets Upgradeable=False: hold for the audit"
+}
+
+test_override_unknown_denies if {
+	# OLM allows only an override whose status is True
+	_codes(_oc(1, [_override("Upgradeable", "Unknown", "")], [], [])) == {"OperatorNotUpgradeable"}
+}
+
+test_an_override_of_another_type_does_not_count if {
+	_codes(_oc(1, [_override("Foo", "True", "")], [], [f.upgradeable("False", "migrating", 1)])) == {"OperatorNotUpgradeable"}
+}
+
+test_stale_condition_denies_instead_of_its_status if {
+	doc := _oc(3, [], [], [f.upgradeable("True", "ready", 2)])
+	_codes(doc) == {"OperatorConditionStale"}
+	contains(_message(doc, "OperatorConditionStale"), "observed at generation 2, but the object is at generation 3")
+}
+
+test_stale_false_condition_is_reported_once_as_stale if {
+	_codes(_oc(3, [], [], [f.upgradeable("False", "migrating", 2)])) == {"OperatorConditionStale"}
+}
+
+test_a_condition_without_observed_generation_is_stale if {
+	_codes(_oc(1, [], [], [f.cond("Upgradeable", "True", "Ready", "", "2026-11-22T09:00:00Z")])) == {"OperatorConditionStale"}
+}
+
+test_spec_condition_not_yet_copied_is_stale if {
+	doc := _oc(2, [], [f.cond("Upgradeable", "False", "Migrating", "migrating", "2026-11-22T09:00:00Z")], [])
+	_codes(doc) == {"OperatorConditionStale"}
+	contains(_message(doc, "OperatorConditionStale"), "spec.conditions")
+}
+
+test_spec_and_status_both_present_follow_status if {
+	doc := _oc(2, [], [f.cond("Upgradeable", "False", "Migrating", "migrating", "2026-11-22T09:00:00Z")], [f.upgradeable("False", "migrating", 2)])
+	_codes(doc) == {"OperatorNotUpgradeable"}
+}
+
+test_operator_condition_is_ignored_on_a_first_install if {
+	doc := object.union(f.first_install, {"operatorCondition": f.operator_condition(1, [], [f.upgradeable("False", "migrating", 1)])})
+	_codes(doc) == set()
+}
+
+# --- Upgrading
+
+test_upgrading_true_denies if {
+	doc := _oc(1, [], [], [f.upgradeable("True", "ready", 1), f.cond("Upgrading", "True", "Migrating", "migrating to v2", "2026-11-22T09:00:00Z")])
+	_codes(doc) == {"OperatorUpgrading"}
+	_message(doc, "OperatorUpgrading") == "etcdoperator.v0.9.2 reports Upgrading=True: migrating to v2"
+}
+
+test_upgrading_false_allows if {
+	_codes(_oc(1, [], [], [f.cond("Upgrading", "False", "Done", "", "2026-11-22T09:00:00Z")])) == set()
+}
+
+test_an_upgrading_override_wins if {
+	_codes(_oc(1, [_override("Upgrading", "False", "stuck flag")], [], [f.cond("Upgrading", "True", "Migrating", "", "2026-11-22T09:00:00Z")])) == set()
+}
+
+# --- health
+
+test_degraded_operand_denies if {
+	doc := f.with_patch({"operands": [f.operand("example", [f.cond("Degraded", "True", "HealFailed", "1 of 3 members down", "2026-11-22T09:00:00Z")])]})
+	"OperatorDegraded" in _codes(doc)
+	_message(doc, "OperatorDegraded") == "etcdoperator.v0.9.2 is Degraded (HealFailed): 1 of 1 operands report Degraded=True; most recent: EtcdCluster operators/example: 1 of 3 members down"
+}
+
+test_progressing_operand_denies if {
+	doc := f.with_patch({"operands": [f.operand("example", [
+		f.cond("Available", "True", "HealInProgress", "", "2026-11-22T09:00:00Z"),
+		f.cond("Progressing", "True", "HealInProgress", "replacing member", "2026-11-22T09:00:00Z"),
+		f.cond("Degraded", "False", "HealInProgress", "", "2026-11-22T09:00:00Z"),
+	])]})
+	_codes(doc) == {"OperatorProgressing"}
+}
+
+test_unknown_health_does_not_deny if _codes(f.with_patch({"operands": [f.operand("bare", [])]})) == set()
+
+# --- the source catalog
+
+test_missing_source_catalog_denies if {
+	doc := f.with_patch({"sourceCatalog": null})
+	_codes(doc) == {"CatalogSourceUnhealthy"}
+	contains(_message(doc, "CatalogSourceUnhealthy"), "olm/operatorhubio does not exist")
+}
+
+test_source_catalog_not_ready_denies if {
+	doc := f.with_patch({"sourceCatalog": f.catalog("olm", "operatorhubio", "TRANSIENT_FAILURE")})
+	_codes(doc) == {"CatalogSourceUnhealthy"}
+	contains(_message(doc, "CatalogSourceUnhealthy"), "is TRANSIENT_FAILURE, not READY")
+}
+
+test_source_catalog_without_status_denies if {
+	doc := f.with_patch({"sourceCatalog": {"status": null}})
+	_codes(doc) == {"CatalogSourceUnhealthy"}
+	contains(_message(doc, "CatalogSourceUnhealthy"), "no connection state yet")
+}
+
+test_other_unhealthy_catalogs_do_not_deny if {
+	_codes(f.with_patch({"catalogSources": [f.catalog("olm", "operatorhubio", "READY"), f.catalog("operators", "private", "TRANSIENT_FAILURE")]})) == set()
+}
+
+test_invalid_source_catalog_denies if {
+	bad := object.union(f.catalog("olm", "operatorhubio", "READY"), {"spec": {"catalogImageSource": {"catalogImage": ""}}})
+	doc := f.with_patch({"sourceCatalog": bad})
+	_codes(doc) == {"CatalogSourceInvalid"}
+	contains(_message(doc, "CatalogSourceInvalid"), "spec.catalogImageSource.catalogImage is required")
+}
+
+# --- peers bundled in the same InstallPlan
+
+_sub := {"namespace": "operators", "name": "prometheus"}
+
+test_clean_peer_allows if _codes(f.with_patch({"installPlanPeers": [f.peer("prometheus.v0.47", _sub, true, [])]})) == set()
+
+test_peer_without_subscription_denies if {
+	doc := f.with_patch({"installPlanPeers": [f.peer("stray.v1", null, true, [])]})
+	_codes(doc) == {"InstallPlanIncludesBlockedOperator"}
+	contains(_message(doc, "InstallPlanIncludesBlockedOperator"), "InstallPlan install-abc also installs stray.v1, which no Subscription owns")
+}
+
+test_unevaluated_peer_denies if {
+	doc := f.with_patch({"installPlanPeers": [f.peer("prometheus.v0.47", _sub, false, [])]})
+	_message(doc, "InstallPlanIncludesBlockedOperator") == "InstallPlan install-abc also installs prometheus.v0.47, whose Subscription operators/prometheus has not been evaluated yet"
+}
+
+test_blocked_peer_denies if {
+	doc := f.with_patch({"installPlanPeers": [f.peer("prometheus.v0.47", _sub, true, ["OperatorUpgrading", "OperatorDegraded"])]})
+	_message(doc, "InstallPlanIncludesBlockedOperator") == "InstallPlan install-abc also installs prometheus.v0.47, whose Subscription operators/prometheus is blocked by OperatorDegraded, OperatorUpgrading"
+}
+
+test_each_blocking_peer_is_named if {
+	doc := f.with_patch({"installPlanPeers": [f.peer("a.v1", null, true, []), f.peer("b.v1", _sub, false, [])]})
+	count(_deny(doc)) == 2
+}
