@@ -1,0 +1,220 @@
+package tollgate.main_test
+
+import data.tollgate.fixtures_test as f
+import data.tollgate.main
+
+_result(doc) := r if {
+	r := main.result with input as doc
+}
+
+_blocked(r) := f.condition(r.conditions, "UpgradeBlocked")
+
+# base, with the operator reporting Upgradeable=False
+_not_upgradeable := f.with_patch({"operatorCondition": f.operator_condition(1, [], [f.upgradeable("False", "migrating storage", 1)])})
+
+_with_overrides(doc, overrides) := object.union(doc, {"gate": {"spec": {"overrides": overrides}}})
+
+# --- shape
+
+test_result_has_exactly_the_contract_keys if {
+	object.keys(_result(f.base)) == {"conditions", "health", "state", "upToDate", "catalogStatus", "catalogValidation", "decision"}
+	object.keys(_result(f.base).decision) == {"allowed", "denials"}
+}
+
+test_conditions_are_the_ten_types_then_upgrade_blocked if {
+	types := [c.type | some c in _result(f.base).conditions]
+	count(types) == 11
+	types[10] == "UpgradeBlocked"
+}
+
+test_parts_come_from_their_packages if {
+	r := _result(f.base)
+	r.state == "UpgradePending"
+	r.upToDate == false
+	[c.type | some c in r.health] == ["Available", "Progressing", "Degraded"]
+	[c.name | some c in r.catalogStatus] == ["operatorhubio", "private"]
+	[c.valid | some c in r.catalogValidation] == [true, true]
+}
+
+# --- decision
+
+test_allowed_without_denials if {
+	r := _result(f.base)
+	r.decision == {"allowed": true, "denials": []}
+	b := _blocked(r)
+	b.status == "False"
+	b.reason == "UpgradeAllowed"
+	b.message == "no denial stands; mode Enforce: Tollgate approves the waiting InstallPlan"
+}
+
+test_a_denial_blocks if {
+	r := _result(_not_upgradeable)
+	r.decision.allowed == false
+	r.decision.denials == [{
+		"code": "OperatorNotUpgradeable",
+		"message": "etcdoperator.v0.9.2 reports Upgradeable=False: migrating storage",
+		"overridden": false,
+		"package": "tollgate.upgrade",
+	}]
+	b := _blocked(r)
+	b.status == "True"
+	b.reason == "OperatorNotUpgradeable"
+	b.message == "1 denials stand (OperatorNotUpgradeable); first: etcdoperator.v0.9.2 reports Upgradeable=False: migrating storage"
+}
+
+test_allowed_defaults_to_false if {
+	not main.allowed with main.standing as [{"code": "X"}]
+}
+
+# --- overrides
+
+test_an_override_without_expiry_waives_the_denial if {
+	r := _result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "DBA verified the migration"}]))
+	r.decision.allowed == true
+	d := r.decision.denials[0]
+	d.overridden == true
+	d.overrideReason == "DBA verified the migration"
+	_blocked(r).status == "False"
+}
+
+test_an_override_before_expiry_waives_the_denial if {
+	r := _result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": "2026-11-23T00:00:00Z"}]))
+	r.decision.allowed == true
+	r.decision.denials[0].overridden == true
+}
+
+test_an_expired_override_is_ignored_and_reported if {
+	r := _result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": "2026-11-22T09:59:59Z"}]))
+	r.decision.allowed == false
+	d := r.decision.denials[0]
+	d.overridden == false
+	not d.overrideReason
+	d.message == "etcdoperator.v0.9.2 reports Upgradeable=False: migrating storage (override expired at 2026-11-22T09:59:59Z: ok)"
+}
+
+test_an_override_expiring_now_is_expired if {
+	r := _result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": f.now}]))
+	r.decision.allowed == false
+}
+
+test_an_unparseable_expiry_is_expired if {
+	r := _result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": "tomorrow"}]))
+	r.decision.allowed == false
+}
+
+test_an_override_of_another_code_does_not_waive if {
+	r := _result(_with_overrides(_not_upgradeable, [{"code": "OperatorDegraded", "reason": "ok"}]))
+	r.decision.allowed == false
+}
+
+test_overrides_need_a_gate if {
+	r := _result(object.union(_not_upgradeable, {"gate": null}))
+	r.decision.allowed == false
+}
+
+# --- disabled codes
+
+test_disabled_codes_are_dropped if {
+	r := main.result with input as _not_upgradeable with data.tollgate.config.disabledCodes as ["OperatorNotUpgradeable"]
+	r.decision == {"allowed": true, "denials": []}
+}
+
+test_policy_error_cannot_be_disabled_or_overridden if {
+	doc := _with_overrides(object.union(f.base, {"apiVersion": "tollgate.dev/input/v0"}), [{"code": "PolicyError", "reason": "nope"}])
+	r := main.result with input as doc with data.tollgate.config.disabledCodes as ["PolicyError"]
+	r.decision.allowed == false
+	r.decision.denials[0].code == "PolicyError"
+	r.decision.denials[0].overridden == false
+}
+
+# --- input version
+
+test_an_unknown_input_version_fails_closed if {
+	r := _result(object.union(f.base, {"apiVersion": "tollgate.dev/input/v2"}))
+	r.decision.allowed == false
+	d := r.decision.denials[0]
+	d.code == "PolicyError"
+	contains(d.message, `apiVersion "tollgate.dev/input/v2"`)
+}
+
+# --- denials from every package
+
+test_a_pack_under_packs_adds_denials if {
+	r := _result(f.with_patch({"subscription": {"metadata": {"name": "pack-fixture"}}}))
+	r.decision.allowed == false
+	r.decision.denials == [{"code": "FixtureHold", "message": "held by the fixture pack", "overridden": false, "package": "tollgate.packs.fixture_test"}]
+}
+
+test_a_top_level_package_adds_denials if {
+	r := main.result with input as f.base with data.tollgate.custom.deny as {{"code": "Custom", "message": "m"}}
+	r.decision.denials == [{"code": "Custom", "message": "m", "overridden": false, "package": "tollgate.custom"}]
+}
+
+test_a_malformed_denial_is_a_policy_error if {
+	r := _result(f.with_patch({"subscription": {"metadata": {"name": "pack-malformed"}}}))
+	r.decision.allowed == false
+	d := r.decision.denials[0]
+	d.code == "PolicyError"
+	contains(d.message, "package tollgate.packs.fixture_test produced a denial without a string code and message")
+}
+
+test_a_pack_denial_can_be_overridden if {
+	doc := _with_overrides(f.with_patch({"subscription": {"metadata": {"name": "pack-fixture"}}}), [{"code": "FixtureHold", "reason": "ok"}])
+	_result(doc).decision.allowed == true
+}
+
+# --- sorting
+
+test_denials_sort_standing_first_then_code_then_message if {
+	doc := _with_overrides(
+		f.with_patch({
+			"operatorCondition": f.operator_condition(1, [], [f.upgradeable("False", "migrating", 1)]),
+			"sourceCatalog": null,
+			"installPlanPeers": [f.peer("b.v1", null, true, []), f.peer("a.v1", null, true, [])],
+		}),
+		[{"code": "CatalogSourceUnhealthy", "reason": "known"}],
+	)
+	r := _result(doc)
+	ds := r.decision.denials
+	[[d.overridden, d.code] | some d in ds] == [
+		[false, "InstallPlanIncludesBlockedOperator"],
+		[false, "InstallPlanIncludesBlockedOperator"],
+		[false, "OperatorNotUpgradeable"],
+		[true, "CatalogSourceUnhealthy"],
+	]
+	contains(ds[0].message, "installs a.v1")
+	contains(ds[1].message, "installs b.v1")
+}
+
+# --- UpgradeBlocked
+
+test_upgrade_blocked_false_when_nothing_waits if {
+	b := _blocked(_result(object.union(f.at_latest, {"operatorCondition": f.operator_condition(1, [], [f.upgradeable("False", "m", 1)])})))
+	b.status == "False"
+	b.reason == "NoUpgradeWaiting"
+}
+
+test_upgrade_blocked_when_a_replacement_waits_without_a_plan if {
+	doc := object.union(_not_upgradeable, {"installPlan": null, "pendingInstallPlans": [], "subscription": {"status": {"installPlanRef": null}}})
+	b := _blocked(_result(doc))
+	b.status == "True"
+}
+
+test_upgrade_blocked_reports_that_automatic_approval_cannot_be_held if {
+	doc := object.union(_not_upgradeable, {"subscription": {"spec": {"installPlanApproval": "Automatic"}}, "installPlan": null, "pendingInstallPlans": []})
+	b := _blocked(_result(doc))
+	b.status == "False"
+	b.reason == "AutomaticApproval"
+	contains(b.message, "set spec.installPlanApproval to Manual")
+}
+
+test_upgrade_allowed_in_audit_mode_says_it_will_not_approve if {
+	b := _blocked(_result(f.with_patch({"gate": {"spec": {"mode": "Audit"}}})))
+	b.reason == "UpgradeAllowed"
+	contains(b.message, "mode Audit: Tollgate reports the decision but never approves")
+}
+
+test_mode_defaults_to_the_manager_default if {
+	b := _blocked(_result(object.union(f.base, {"gate": null, "config": {"defaultMode": "Audit"}})))
+	contains(b.message, "mode Audit")
+}
