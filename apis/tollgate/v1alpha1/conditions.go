@@ -35,3 +35,7 @@ const (
 	CodeInstallPlanIncludesBlockedOperator = "InstallPlanIncludesBlockedOperator"
 	CodePolicyError                        = "PolicyError"
 )
+
+// ConditionAutomaticApproval is True when the Subscription approves its InstallPlans
+// automatically, so OLM upgrades it without waiting for Tollgate.
+const ConditionAutomaticApproval = "AutomaticApproval"

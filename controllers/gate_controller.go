@@ -1,0 +1,170 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/controllers/gather"
+	"github.com/tollgate-dev/tollgate/engine"
+)
+
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=subscriptions,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=installplans,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions;catalogsources;operatorconditions;operatorgroups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=packages.operators.coreos.com,resources=packagemanifests,verbs=get;list;watch
+// +kubebuilder:rbac:groups=tollgate.dev,resources=upgradegates,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=tollgate.dev,resources=upgradegates/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// GateReconciler keeps one UpgradeGate per Subscription and acts on its decision.
+type GateReconciler struct {
+	client.Client
+	Recorder record.EventRecorder
+	Policies *Policies
+	Gather   gather.Config
+	// DefaultMode applies to gates whose spec.mode is empty.
+	DefaultMode tollgatev1alpha1.Mode
+	// TakeOverApproval switches Automatic Subscriptions to Manual.
+	TakeOverApproval bool
+	// Reevaluate is how often a gate is re-evaluated without a change (time-based policies
+	// such as maintenance windows and expiring overrides); zero means never.
+	Reevaluate time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	operands *operandWatches
+}
+
+// Reconcile is fetch → gather → evaluate → apply for the Subscription req names.
+func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	gate, err := r.ensureGate(ctx, req.NamespacedName) // nil when the Subscription is gone
+	if gate == nil || err != nil {
+		return ctrl.Result{}, r.count("gate", err)
+	}
+	in, err := r.builder().Build(ctx, req.NamespacedName) // reads the cache only
+	if in == nil || err != nil {
+		return ctrl.Result{}, r.count("gather", wrap(err, "gather state for %s", req.NamespacedName))
+	}
+	if err := r.operands.watch(ctx, req.NamespacedName, in.OperandGVKs); err != nil {
+		return ctrl.Result{}, r.count("gather", err)
+	}
+
+	start := time.Now()
+	result := r.Policies.Evaluate(ctx, in.Doc) // pure; errors become a PolicyError denial
+	evaluationSeconds.Observe(time.Since(start).Seconds())
+
+	extra, err := r.holdAutomatic(ctx, in.Subscription)
+	if err != nil {
+		return ctrl.Result{}, r.count("approve", err)
+	}
+	approved, err := r.approve(ctx, gate, in, result)
+	if err != nil {
+		return ctrl.Result{}, r.count("approve", err)
+	}
+	return ctrl.Result{RequeueAfter: r.Reevaluate}, r.count("status", r.writeStatus(ctx, gate, in, result, extra, approved))
+}
+
+func (r *GateReconciler) builder() *gather.Builder {
+	return &gather.Builder{Reader: r.Client, Config: r.Gather, Now: r.Now}
+}
+
+func (r *GateReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// ensureGate returns the Subscription's gate, creating it when missing. When the
+// Subscription is gone it deletes the gate (garbage collection does the same through the
+// owner reference, but not every cluster runs it promptly) and returns nil.
+func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedName) (*tollgatev1alpha1.UpgradeGate, error) {
+	sub := &v1alpha1.Subscription{}
+	if err := r.Get(ctx, key, sub); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("get subscription %s: %w", key, err)
+		}
+		blockedSubscriptions.DeleteLabelValues(key.Namespace, key.Name)
+		r.operands.forget(key)
+		gate := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+		return nil, client.IgnoreNotFound(r.Delete(ctx, gate))
+	}
+	gate := &tollgatev1alpha1.UpgradeGate{}
+	err := r.Get(ctx, key, gate)
+	if !apierrors.IsNotFound(err) {
+		return gate, wrap(err, "get gate %s", key)
+	}
+	gate = &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	if err := controllerutil.SetControllerReference(sub, gate, r.Scheme()); err != nil {
+		return nil, fmt.Errorf("own gate %s: %w", key, err)
+	}
+	if err := r.Create(ctx, gate); err != nil {
+		if apierrors.IsAlreadyExists(err) { // the cache was behind; the next event brings it
+			return nil, nil
+		}
+		return nil, fmt.Errorf("create gate %s: %w", key, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("created upgrade gate")
+	return gate, nil
+}
+
+// writeStatus patches the gate's status only when it changed, and reports a changed
+// decision as an Event on the Subscription and its pending plans.
+func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, in *gather.Input, result *engine.Result, extra []metav1.Condition, approved string) error {
+	next := nextStatus(gate.Status, observation{
+		generation: gate.Generation,
+		sub:        in.Subscription,
+		result:     result,
+		digest:     engine.Digest(in.Doc),
+		extra:      extra,
+		approved:   approved,
+		now:        metav1.NewTime(r.now().Truncate(time.Second)),
+	})
+	key := client.ObjectKeyFromObject(gate)
+	blocked := 0.0
+	if !next.Decision.Allowed {
+		blocked = 1
+	}
+	blockedSubscriptions.WithLabelValues(key.Namespace, key.Name).Set(blocked)
+	if equality.Semantic.DeepEqual(gate.Status, next) {
+		return nil
+	}
+	if decisionChanged(gate.Status.Decision, next.Decision) {
+		r.reportDecision(gate.Status.Decision, next.Decision, in)
+	}
+	orig := gate.DeepCopy()
+	gate.Status = next
+	if err := r.Status().Patch(ctx, gate, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("write status of gate %s: %w", key, err)
+	}
+	return nil
+}
+
+// count records a failed step in the metrics and passes the error on.
+func (r *GateReconciler) count(step string, err error) error {
+	if err != nil {
+		reconcileErrorsTotal.WithLabelValues(step).Inc()
+	}
+	return err
+}
+
+func wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}
