@@ -54,3 +54,16 @@ leak := http.send({"method": "get", "url": "https://example.com"})
 	// Output:
 	// admin/exfil.rego:3
 }
+
+func ExampleEngine_Evaluate() {
+	ctx := context.Background()
+	e, err := engine.New(ctx, engine.Options{}) // the embedded policies
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// A document the policies do not understand is never approved.
+	r := e.Evaluate(ctx, map[string]any{"apiVersion": "tollgate.dev/input/v0"})
+	fmt.Println(r.Decision.Allowed, r.Decision.BlockedBy())
+	// Output: false PolicyError
+}
