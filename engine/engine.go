@@ -69,7 +69,7 @@ type Engine struct {
 	store    storage.Store
 	timeout  time.Duration
 	revision string
-	sources  map[string]ruleSource // denial code → rule that produces it
+	rules    ruleIndex // denial code → the rules that produce it
 }
 
 // New parses and compiles the candidate policy set in strict mode, with the restricted
@@ -114,7 +114,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		store:    store,
 		timeout:  timeout,
 		revision: revision(modules, data),
-		sources:  ruleSources(compiler),
+		rules:    ruleSources(compiler),
 	}, nil
 }
 

@@ -494,3 +494,34 @@ func TestCompileErrorFormatting(t *testing.T) {
 	assert.True(t, errors.Is(err, engine.ErrCompile))
 	assert.Contains(t, err.Error(), "a.rego:3:1: boom")
 }
+
+func TestSourceNamesTheRuleThatDenied(t *testing.T) {
+	const twoRules = `package tollgate.upgrade
+
+# METADATA
+# title: First reason
+# custom:
+#   code: Shared
+deny contains {"code": "Shared", "message": "first", "overridden": false} if input.first
+
+# METADATA
+# title: Second reason
+# custom:
+#   code: Shared
+deny contains {"code": "Shared", "message": "second", "overridden": false, "title": rego.metadata.rule().title} if input.second
+`
+	policies := testPolicies()
+	policies["upgrade/upgrade.rego"] = &fstest.MapFile{Data: []byte(twoRules)}
+	e := newEngine(t, engine.Options{Policies: policies})
+
+	r := e.Evaluate(context.Background(), map[string]any{"second": true})
+	require.NoError(t, r.Err)
+	require.Len(t, r.Decision.Denials, 1)
+	assert.Equal(t, fmt.Sprintf("upgrade/upgrade.rego:%d (deny: Second reason)", rowOf(t, twoRules, `"second"`)), r.Decision.Denials[0].Source,
+		"a denial that reports its rule's title is traced to that rule")
+
+	r = e.Evaluate(context.Background(), map[string]any{"first": true})
+	require.NoError(t, r.Err)
+	assert.Equal(t, fmt.Sprintf("upgrade/upgrade.rego:%d (deny: First reason)", rowOf(t, twoRules, `"first"`)), r.Decision.Denials[0].Source,
+		"without a title, the first rule with the code")
+}

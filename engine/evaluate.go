@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -49,14 +52,14 @@ func (e *Engine) evaluate(ctx context.Context, input map[string]any, opts ...reg
 	case len(rs) > 1:
 		return policyError(e.revision, fmt.Errorf("%w: %s has %d values, want one", ErrResultShape, Query, len(rs)))
 	}
-	r, err := decodeResult(rs[0].Expressions[0].Value)
+	w, err := decodeResult(rs[0].Expressions[0].Value)
 	if err != nil {
 		return policyError(e.revision, err)
 	}
+	r := e.finishDecision(w)
 	for _, be := range builtinErrs {
 		r.Warnings = append(r.Warnings, be.Error())
 	}
-	e.finishDecision(&r.Decision)
 	r.Revision = e.revision
 	// A built-in error makes its expression undefined, which may have dropped a denial: an
 	// approval must come from an evaluation without any.
@@ -89,13 +92,14 @@ func Digest(input map[string]any) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ruleSource is where a denial code is produced: the first rule (by file, then row) whose
-// METADATA carries that custom.code.
+// ruleSource is a rule that can deny: where it is, its package and its METADATA.
 type ruleSource struct {
-	File  string
-	Row   int
-	Rule  string
-	Title string
+	File        string
+	Row         int
+	Package     string // "tollgate.upgrade"
+	Rule        string // "deny"
+	Title       string
+	Description string
 }
 
 // String is the Denial.Source form: "upgrade/upgrade.rego:42 (deny: <title>)".
@@ -109,8 +113,12 @@ func (s ruleSource) String() string {
 	return fmt.Sprintf("%s:%d (%s: %s)", s.File, s.Row, s.Rule, s.Title)
 }
 
-func ruleSources(c *ast.Compiler) map[string]ruleSource {
-	out := map[string]ruleSource{}
+// ruleIndex maps a denial code to the rules whose METADATA carries it as custom.code, sorted
+// by file and row.
+type ruleIndex map[string][]ruleSource
+
+func ruleSources(c *ast.Compiler) ruleIndex {
+	out := ruleIndex{}
 	as := c.GetAnnotationSet()
 	if as == nil {
 		return out
@@ -124,16 +132,44 @@ func ruleSources(c *ast.Compiler) map[string]ruleSource {
 		if !ok || code == "" {
 			continue
 		}
-		src := ruleSource{Rule: rule.Head.Ref().String(), Title: ar.Annotations.Title}
+		src := ruleSource{
+			Package:     strings.TrimPrefix(rule.Module.Package.Path.String(), "data."),
+			Rule:        rule.Head.Ref().String(),
+			Title:       ar.Annotations.Title,
+			Description: ar.Annotations.Description,
+		}
 		if rule.Location != nil {
 			src.File, src.Row = rule.Location.File, rule.Location.Row
 		}
-		if prev, ok := out[code]; ok && (prev.File < src.File || prev.File == src.File && prev.Row <= src.Row) {
-			continue
-		}
-		out[code] = src
+		out[code] = append(out[code], src)
+	}
+	for _, rules := range out {
+		slices.SortFunc(rules, func(a, b ruleSource) int {
+			return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Row, b.Row))
+		})
 	}
 	return out
+}
+
+// lookup picks the rule behind a denial: among the rules with its code, the one with its
+// title, else the first in its package, else the first. Several rules may share a code; the
+// title (when the policy reports it) tells them apart.
+func (idx ruleIndex) lookup(code, pkg, title string) ruleSource {
+	rules := idx[code]
+	if title != "" {
+		if i := slices.IndexFunc(rules, func(r ruleSource) bool { return r.Title == title }); i >= 0 {
+			return rules[i]
+		}
+	}
+	if pkg != "" {
+		if i := slices.IndexFunc(rules, func(r ruleSource) bool { return r.Package == pkg }); i >= 0 {
+			return rules[i]
+		}
+	}
+	if len(rules) > 0 {
+		return rules[0]
+	}
+	return ruleSource{}
 }
 
 // Explanation is a Result with where each denial came from and what the policies noted.
@@ -185,25 +221,15 @@ func (e *Engine) Explain(ctx context.Context, input map[string]any) (*Explanatio
 		}
 		ex.Notes = append(ex.Notes, n)
 	}
-	for _, d := range r.Decision.Denials {
+	for i, d := range r.Decision.Denials {
 		xd := ExplainedDenial{Code: d.Code, Message: d.Message, Overridden: d.Overridden}
-		if src, ok := e.sources[d.Code]; ok {
-			xd.File, xd.Row, xd.Rule, xd.Title = src.File, src.Row, src.Rule, src.Title
-			xd.Description = e.description(src)
+		if i < len(r.rules) {
+			src := r.rules[i]
+			xd.File, xd.Row, xd.Rule, xd.Title, xd.Description = src.File, src.Row, src.Rule, src.Title, src.Description
 		}
 		ex.Denials = append(ex.Denials, xd)
 	}
 	return ex, r.Err
-}
-
-func (e *Engine) description(src ruleSource) string {
-	for _, ar := range e.compiler.GetAnnotationSet().Flatten() {
-		if rule := ar.GetRule(); rule != nil && rule.Location != nil &&
-			rule.Location.File == src.File && rule.Location.Row == src.Row {
-			return ar.Annotations.Description
-		}
-	}
-	return ""
 }
 
 type printCollector struct{ notes []Note }

@@ -74,6 +74,25 @@ type Result struct {
 	// Err is non-nil when the result is the PolicyError fallback; errors.Is it against the
 	// sentinels (ErrDeadline, ErrUndefined, ErrResultShape, ErrEvaluation, ErrInput).
 	Err error `json:"-"`
+
+	rules []ruleSource // the rule behind each of Decision.Denials, for Explain
+}
+
+// wireResult is the result as the policies write it: denials may also carry the package that
+// produced them and the rule's METADATA title, which pick the exact rule when several rules
+// share a code.
+type wireResult struct {
+	Result
+	Decision struct {
+		Allowed bool         `json:"allowed"`
+		Denials []wireDenial `json:"denials"`
+	} `json:"decision"`
+}
+
+type wireDenial struct {
+	tollgatev1alpha1.Denial
+	Package string `json:"package"`
+	Title   string `json:"title"`
 }
 
 // Condition returns the condition of type t among conditions and health, or nil.
@@ -105,7 +124,7 @@ func policyError(revision string, err error) *Result {
 // decodeResult turns the policy's value into a Result, checking the shape the contract
 // documents. Absent optional lists are fine; a wrong type anywhere is an error, and
 // decision.allowed must be present and a bool.
-func decodeResult(v any) (*Result, error) {
+func decodeResult(v any) (*wireResult, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%w: result is %s, want an object", ErrResultShape, typeName(v))
@@ -124,16 +143,16 @@ func decodeResult(v any) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrResultShape, err)
 	}
-	var r Result
-	if err := json.Unmarshal(b, &r); err != nil {
+	var w wireResult
+	if err := json.Unmarshal(b, &w); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrResultShape, err)
 	}
-	for _, d := range r.Decision.Denials {
+	for _, d := range w.Decision.Denials {
 		if d.Code == "" {
 			return nil, fmt.Errorf("%w: a denial has no code (message %q)", ErrResultShape, d.Message)
 		}
 	}
-	return &r, nil
+	return &w, nil
 }
 
 func typeName(v any) string {
@@ -155,31 +174,42 @@ func typeName(v any) string {
 	}
 }
 
-// finishDecision sorts and caps the denials, fills their sources and makes Allowed
+// finishDecision names each denial's rule, sorts and caps the denials, and makes Allowed
 // consistent with them (a standing denial always wins over allowed=true).
-func (e *Engine) finishDecision(d *Decision) {
-	for i := range d.Denials {
-		if d.Denials[i].Source == "" {
-			d.Denials[i].Source = e.sources[d.Denials[i].Code].String()
-		}
+func (e *Engine) finishDecision(w *wireResult) *Result {
+	r := &w.Result
+	type entry struct {
+		denial tollgatev1alpha1.Denial
+		rule   ruleSource
 	}
-	slices.SortStableFunc(d.Denials, func(a, b tollgatev1alpha1.Denial) int {
-		if a.Overridden != b.Overridden {
-			if !a.Overridden {
+	entries := make([]entry, 0, len(w.Decision.Denials))
+	for _, d := range w.Decision.Denials {
+		rule := e.rules.lookup(d.Code, d.Package, d.Title)
+		if d.Source == "" {
+			d.Source = rule.String()
+		}
+		entries = append(entries, entry{d.Denial, rule})
+	}
+	slices.SortStableFunc(entries, func(a, b entry) int {
+		if a.denial.Overridden != b.denial.Overridden {
+			if !a.denial.Overridden {
 				return -1
 			}
 			return 1
 		}
-		return cmp.Or(cmp.Compare(a.Code, b.Code), cmp.Compare(a.Message, b.Message))
+		return cmp.Or(cmp.Compare(a.denial.Code, b.denial.Code), cmp.Compare(a.denial.Message, b.denial.Message))
 	})
-	if n := len(d.Denials); n > MaxDenials {
-		d.Truncated = n - MaxDenials
-		d.Denials = d.Denials[:MaxDenials:MaxDenials]
+	r.Decision = Decision{Allowed: w.Decision.Allowed}
+	if n := len(entries); n > MaxDenials {
+		r.Decision.Truncated = n - MaxDenials
+		entries = entries[:MaxDenials]
 	}
-	if len(d.Denials) == 0 {
-		d.Denials = nil
+	for _, en := range entries {
+		r.Decision.Denials = append(r.Decision.Denials, en.denial)
+		r.rules = append(r.rules, en.rule)
 	}
-	if d.BlockedBy() != "" {
-		d.Allowed = false
+	if r.Decision.BlockedBy() != "" {
+		r.Decision.Allowed = false
 	}
+	return r
 }
