@@ -16,6 +16,7 @@
 // "upgrade/upgrade.rego:42 (deny: <title>)". Explain adds the rule per denial and the
 // policies' print() and trace() notes.
 //
-// Revision identifies a policy set and Digest an input document (without its "now"), so an
-// unchanged decision on unchanged state is recognisable.
+// Revision identifies a policy set and Digest an input document (without its "now" and the
+// gate's status, which Tollgate itself writes), so an unchanged decision on unchanged state is
+// recognisable.
 package engine

@@ -487,6 +487,16 @@ func TestDigest(t *testing.T) {
 	assert.Equal(t, engine.Digest(a), engine.Digest(b), "time and key order do not matter")
 	assert.NotEqual(t, engine.Digest(a), engine.Digest(c), "state does")
 	assert.Regexp(t, `^[0-9a-f]{64}$`, engine.Digest(a))
+
+	gate := func(mode string, denials int) map[string]any {
+		return map[string]any{"gate": map[string]any{
+			"metadata": map[string]any{"namespace": "ns", "name": "etcd", "generation": int64(1), "resourceVersion": fmt.Sprint(denials)},
+			"spec":     map[string]any{"mode": mode},
+			"status":   map[string]any{"decision": map[string]any{"denials": make([]any, denials)}},
+		}}
+	}
+	assert.Equal(t, engine.Digest(gate("Enforce", 0)), engine.Digest(gate("Enforce", 2)), "the gate's status is Tollgate's own output")
+	assert.NotEqual(t, engine.Digest(gate("Enforce", 0)), engine.Digest(gate("Audit", 0)), "the gate's spec is input")
 }
 
 func TestCompileErrorFormatting(t *testing.T) {

@@ -76,11 +76,18 @@ func (e *Engine) evaluate(ctx context.Context, input map[string]any, opts ...reg
 }
 
 // Digest identifies an input document regardless of when it was evaluated: the sha256 (hex)
-// of its canonical JSON (sorted keys) without the top-level "now". Equal state, equal digest.
+// of its canonical JSON (sorted keys) without the top-level "now" and without what Tollgate
+// itself writes: of the gate only its identity, generation and spec count, so writing a
+// decision into gate.status does not make the next evaluation look like a new input. Equal
+// state, equal digest.
 func Digest(input map[string]any) string {
 	without := make(map[string]any, len(input))
 	for k, v := range input {
-		if k != "now" {
+		switch k {
+		case "now":
+		case "gate":
+			without[k] = gateIdentity(v)
+		default:
 			without[k] = v
 		}
 	}
@@ -90,6 +97,18 @@ func Digest(input map[string]any) string {
 		fmt.Fprintf(h, "unencodable: %v", err)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+func gateIdentity(v any) any {
+	gate, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	md, _ := gate["metadata"].(map[string]any)
+	return map[string]any{
+		"metadata": map[string]any{"namespace": md["namespace"], "name": md["name"], "uid": md["uid"], "generation": md["generation"]},
+		"spec":     gate["spec"],
+	}
 }
 
 // ruleSource is a rule that can deny: where it is, its package and its METADATA.
