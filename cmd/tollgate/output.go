@@ -72,7 +72,9 @@ type table struct {
 
 func newTable(w io.Writer, header ...string) *table {
 	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
-	t.row(header...)
+	if len(header) > 0 {
+		t.row(header...)
+	}
 	return t
 }
 
