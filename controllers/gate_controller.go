@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -47,6 +48,9 @@ type GateReconciler struct {
 	Now func() time.Time
 
 	operands *operandWatches
+	// approvals remembers a plan approved by a reconcile whose status write did not land, so
+	// the gate still records it.
+	approvals sync.Map // types.NamespacedName → plan name
 }
 
 // Reconcile is fetch → gather → evaluate → apply for the Subscription req names.
@@ -125,6 +129,12 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 // writeStatus patches the gate's status only when it changed, and reports a changed
 // decision as an Event on the Subscription and its pending plans.
 func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, in *gather.Input, result *engine.Result, extra []metav1.Condition, approved string) error {
+	key := client.ObjectKeyFromObject(gate)
+	if approved != "" {
+		r.approvals.Store(key, approved)
+	} else if pending, ok := r.approvals.Load(key); ok {
+		approved = pending.(string)
+	}
 	next := nextStatus(gate.Status, observation{
 		generation: gate.Generation,
 		sub:        in.Subscription,
@@ -134,23 +144,25 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 		approved:   approved,
 		now:        metav1.NewTime(r.now().Truncate(time.Second)),
 	})
-	key := client.ObjectKeyFromObject(gate)
 	blocked := 0.0
 	if !next.Decision.Allowed {
 		blocked = 1
 	}
 	blockedSubscriptions.WithLabelValues(key.Namespace, key.Name).Set(blocked)
 	if equality.Semantic.DeepEqual(gate.Status, next) {
+		r.approvals.Delete(key)
 		return nil
 	}
 	if decisionChanged(gate.Status.Decision, next.Decision) {
 		r.reportDecision(gate.Status.Decision, next.Decision, in)
 	}
-	orig := gate.DeepCopy()
+	// A full update with the gate's resourceVersion: a gate changed meanwhile (an admin
+	// edit) conflicts, and its event brings a fresh evaluation.
 	gate.Status = next
-	if err := r.Status().Patch(ctx, gate, client.MergeFrom(orig)); err != nil {
+	if err := r.Status().Update(ctx, gate); err != nil {
 		return fmt.Errorf("write status of gate %s: %w", key, err)
 	}
+	r.approvals.Delete(key)
 	return nil
 }
 

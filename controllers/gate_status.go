@@ -62,13 +62,18 @@ func nextStatus(old tollgatev1alpha1.UpgradeGateStatus, o observation) tollgatev
 	}
 	if decisionChanged(old.Decision, next.Decision) || next.Decision.EvaluatedAt == nil {
 		next.Decision.EvaluatedAt = &o.now
+	} else {
+		next.Decision.InputDigest = old.Decision.InputDigest
 	}
 	return next
 }
 
-// decisionChanged ignores the evaluation time itself.
+// decisionChanged says whether the outcome changed. The input digest and evaluation time
+// record the input that first produced the outcome: OLM rewrites timestamps in the objects
+// Tollgate reads all the time, and those alone must not rewrite every gate.
 func decisionChanged(old, next tollgatev1alpha1.Decision) bool {
 	old.EvaluatedAt, next.EvaluatedAt = nil, nil
+	old.InputDigest, next.InputDigest = "", ""
 	return !equality.Semantic.DeepEqual(old, next)
 }
 

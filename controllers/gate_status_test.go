@@ -48,6 +48,11 @@ func TestNextStatus(t *testing.T) {
 		assert.True(t, equality.Semantic.DeepEqual(first, again), "a no-op reconcile must not write")
 	})
 
+	t.Run("a changed input with the same outcome keeps the digest and time of the first", func(t *testing.T) {
+		again := nextStatus(first, observation{generation: 1, sub: sub, result: blocked, digest: "d9", now: t1})
+		assert.True(t, equality.Semantic.DeepEqual(first, again))
+	})
+
 	t.Run("a status change moves lastTransitionTime and evaluatedAt; an unchanged condition keeps its time", func(t *testing.T) {
 		allowed := *blocked
 		allowed.Decision = engine.Decision{Allowed: true}
@@ -57,6 +62,7 @@ func TestNextStatus(t *testing.T) {
 		assert.True(t, next.Decision.Allowed)
 		assert.Empty(t, next.Decision.BlockedBy)
 		assert.Equal(t, t1, *next.Decision.EvaluatedAt)
+		assert.Equal(t, "d2", next.Decision.InputDigest)
 		assert.Equal(t, t0, next.Conditions[0].LastTransitionTime)
 		assert.Equal(t, t1, next.Health[0].LastTransitionTime)
 	})

@@ -205,6 +205,9 @@ func (r *PolicyReconciler) report(ctx context.Context, c *candidate) error {
 		}
 	}
 	sort.Strings(held)
+	if _, bad := c.errors[""]; bad { // not from a ConfigMap: an OPA bundle
+		held = append(held, "an OPA bundle (its errors are in the manager's log)")
+	}
 	for i := range c.maps {
 		cm := &c.maps[i]
 		status := PolicyStatus{Status: "ok"}

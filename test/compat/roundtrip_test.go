@@ -25,6 +25,11 @@ func condition(typ, status string) metav1.Condition {
 	return metav1.Condition{Type: typ, Status: metav1.ConditionStatus(status), Reason: "Because", Message: "a message", ObservedGeneration: 1, LastTransitionTime: stamp}
 }
 
+func override(typ, status string) operatorsv1.ConditionOverride {
+	c := condition(typ, status)
+	return operatorsv1.ConditionOverride{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message, ObservedGeneration: c.ObservedGeneration, LastTransitionTime: c.LastTransitionTime}
+}
+
 // fullObjects sets every field of every OLM type Tollgate declares (the structured
 // CatalogSource sources excepted: upstream does not serve them).
 func fullObjects(ns string) []client.Object {
@@ -104,7 +109,7 @@ func fullObjects(ns string) []client.Object {
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "etcd.v0.9.2"},
 			Spec: operatorsv2.OperatorConditionSpec{
 				ServiceAccounts: []string{"etcd-operator"}, Deployments: []string{"etcd-operator"},
-				Overrides:  []metav1.Condition{condition("Upgradeable", "True")},
+				Overrides:  []operatorsv1.ConditionOverride{override("Upgradeable", "True")},
 				Conditions: []metav1.Condition{condition("Upgradeable", "False")},
 			},
 			Status: operatorsv2.OperatorConditionStatus{Conditions: []metav1.Condition{condition("Upgradeable", "False")}},
@@ -113,7 +118,7 @@ func fullObjects(ns string) []client.Object {
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "etcd.v0.9.0"},
 			Spec: operatorsv1.OperatorConditionSpec{
 				ServiceAccounts: []string{"etcd-operator"}, Deployments: []string{"etcd-operator"},
-				Overrides: []metav1.Condition{condition("Upgradeable", "True")},
+				Overrides: []operatorsv1.ConditionOverride{override("Upgradeable", "True")},
 			},
 			Status: operatorsv1.OperatorConditionStatus{Conditions: []metav1.Condition{condition("Upgradeable", "True")}},
 		},

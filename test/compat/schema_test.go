@@ -50,9 +50,14 @@ func schemaType(s *apiextensionsv1.JSONSchemaProps) string {
 	return s.Type
 }
 
-// paths flattens a schema into JSON path → type; array items are written as [].
+// paths flattens a schema into JSON path → type; array items are written as []. A required
+// field is listed a second time as "<path> (required)", so that a field our CRD requires but
+// upstream does not shows as missing upstream.
 func paths(prefix string, s *apiextensionsv1.JSONSchemaProps, out map[string]string) {
 	out[prefix] = schemaType(s)
+	for _, name := range s.Required {
+		out[prefix+"."+name+" (required)"] = "required"
+	}
 	for name, p := range s.Properties {
 		paths(prefix+"."+name, &p, out)
 	}
@@ -129,13 +134,14 @@ func TestEveryDeclaredPathExistsUpstreamWithTheSameType(t *testing.T) {
 
 func TestPathComparisonCatchesAMismatch(t *testing.T) {
 	ours := map[string]string{}
-	paths("", &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+	paths("", &apiextensionsv1.JSONSchemaProps{Type: "object", Required: []string{"spec"}, Properties: map[string]apiextensionsv1.JSONSchemaProps{
 		"spec": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
 			"names": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}}},
 			"port":  {XIntOrString: true},
 		}},
 	}}, ours)
-	require.Equal(t, map[string]string{"": "object", ".spec": "object", ".spec.names": "array", ".spec.names[]": "string", ".spec.port": "int-or-string"}, ours)
+	require.Equal(t, map[string]string{"": "object", ".spec": "object", ".spec.names": "array", ".spec.names[]": "string", ".spec.port": "int-or-string",
+		".spec (required)": "required"}, ours)
 	require.True(t, isExtension("CatalogSource", "v1alpha1", ".spec.configMapSource.configMap"))
 	require.False(t, isExtension("CatalogSource", "v1alpha1", ".spec.configMap"))
 	require.False(t, isExtension("Subscription", "v1alpha1", ".spec.configMapSource"))

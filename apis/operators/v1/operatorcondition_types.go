@@ -8,11 +8,24 @@ const (
 	Upgradeable string = "Upgradeable"
 )
 
+// ConditionOverride is an admin's override of a condition the operator reports. Unlike
+// metav1.Condition it needs no lastTransitionTime, as in the upstream CRD.
+type ConditionOverride struct {
+	Type   string                 `json:"type"`
+	Status metav1.ConditionStatus `json:"status"`
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	Reason             string      `json:"reason"`
+	Message            string      `json:"message"`
+}
+
 // OperatorConditionSpec lets an admin override the conditions an operator reports.
 type OperatorConditionSpec struct {
-	ServiceAccounts []string           `json:"serviceAccounts,omitempty"`
-	Deployments     []string           `json:"deployments,omitempty"`
-	Overrides       []metav1.Condition `json:"overrides,omitempty"`
+	ServiceAccounts []string            `json:"serviceAccounts,omitempty"`
+	Deployments     []string            `json:"deployments,omitempty"`
+	Overrides       []ConditionOverride `json:"overrides,omitempty"`
 }
 
 // OperatorConditionStatus holds the conditions OLM copies from the operator.

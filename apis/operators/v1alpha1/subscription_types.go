@@ -79,7 +79,8 @@ type Subscription struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
 
-	Spec   *SubscriptionSpec  `json:"spec"`
+	Spec *SubscriptionSpec `json:"spec"`
+	// +optional
 	Status SubscriptionStatus `json:"status"`
 }
 

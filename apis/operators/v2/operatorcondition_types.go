@@ -1,13 +1,17 @@
 package v2
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
+)
 
 // OperatorConditionSpec carries the operator's own conditions and admin overrides.
 type OperatorConditionSpec struct {
-	ServiceAccounts []string           `json:"serviceAccounts,omitempty"`
-	Deployments     []string           `json:"deployments,omitempty"`
-	Overrides       []metav1.Condition `json:"overrides,omitempty"`
-	Conditions      []metav1.Condition `json:"conditions,omitempty"`
+	ServiceAccounts []string                        `json:"serviceAccounts,omitempty"`
+	Deployments     []string                        `json:"deployments,omitempty"`
+	Overrides       []operatorsv1.ConditionOverride `json:"overrides,omitempty"`
+	Conditions      []metav1.Condition              `json:"conditions,omitempty"`
 }
 
 // OperatorConditionStatus holds the conditions OLM copies from spec.

@@ -21,7 +21,8 @@ limitations under the License.
 package v2
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/tollgate-dev/tollgate/apis/operators/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -99,14 +100,14 @@ func (in *OperatorConditionSpec) DeepCopyInto(out *OperatorConditionSpec) {
 	}
 	if in.Overrides != nil {
 		in, out := &in.Overrides, &out.Overrides
-		*out = make([]v1.Condition, len(*in))
+		*out = make([]v1.ConditionOverride, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
-		*out = make([]v1.Condition, len(*in))
+		*out = make([]metav1.Condition, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
@@ -128,7 +129,7 @@ func (in *OperatorConditionStatus) DeepCopyInto(out *OperatorConditionStatus) {
 	*out = *in
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
-		*out = make([]v1.Condition, len(*in))
+		*out = make([]metav1.Condition, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}

@@ -70,6 +70,9 @@ type Denial struct {
 	// Overridden is true when an UpgradeGate override waives this denial.
 	// +optional
 	Overridden bool `json:"overridden,omitempty"`
+	// OverrideReason is the admin's reason when Overridden.
+	// +optional
+	OverrideReason string `json:"overrideReason,omitempty"`
 	// Source is the policy file, row and rule that produced the denial.
 	// +optional
 	Source string `json:"source,omitempty"`

@@ -1,0 +1,26 @@
+package e2e
+
+import (
+	"strings"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// event waits for an Event on obj with the given type and reason whose message contains text.
+func (k *cluster) event(obj client.Object, typ, reason, text string) {
+	k.t.Helper()
+	require.Eventually(k.t, func() bool {
+		list := &corev1.EventList{}
+		if err := k.c.List(k.ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+			return false
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == obj.GetName() && e.Type == typ && e.Reason == reason && strings.Contains(e.Message, text) {
+				return true
+			}
+		}
+		return false
+	}, wait, tick, "no %s event %s on %s containing %q", typ, reason, obj.GetName(), text)
+}
