@@ -15,3 +15,9 @@ var bundlePollInterval = controllers.DefaultBundlePollInterval
 func loadBundles(ctx context.Context, locations []string) (*controllers.BundleSource, error) {
 	return controllers.LoadBundles(ctx, locations, controllers.BundleOptions{PollInterval: bundlePollInterval})
 }
+
+// loadBundlesOnce reads the --bundle locations once, for commands that answer and exit
+// (eval, explain): no pollers are started.
+func loadBundlesOnce(ctx context.Context, locations []string) (*controllers.BundleSource, error) {
+	return controllers.LoadBundles(ctx, locations, controllers.BundleOptions{Once: true})
+}
