@@ -32,7 +32,7 @@ import (
 // Labels and annotations of policy ConfigMaps.
 const (
 	// PolicyLabel marks a ConfigMap as policy: "rego" (each key a module) or "data"
-	// (each key a JSON or YAML value under data.tollgate.config).
+	// (each key a JSON or YAML object merged under data.tollgate.config).
 	PolicyLabel = "tollgate.dev/policy"
 	// PolicyStatusAnnotation is where Tollgate says whether a ConfigMap's policy is in service.
 	PolicyStatusAnnotation = "tollgate.dev/policy-status"
@@ -173,17 +173,22 @@ func (r *PolicyReconciler) candidate(ctx context.Context) (*candidate, error) {
 				c.opts.Modules = append(c.opts.Modules, engine.Module{Path: p, Source: cm.Data[k]})
 			}
 		case policyKindData:
+			// Each key is a JSON or YAML document (as kubectl create configmap --from-file
+			// makes it) whose top-level keys land under data.tollgate.config.
 			for _, k := range sortedKeys(cm.Data) {
-				var v any
-				if err := yaml.Unmarshal([]byte(cm.Data[k]), &v); err != nil {
-					c.errors[cm.Name] = append(c.errors[cm.Name], engine.CompileErrorItem{File: k, Message: "not JSON or YAML: " + err.Error()})
+				var doc map[string]any
+				if err := yaml.Unmarshal([]byte(cm.Data[k]), &doc); err != nil {
+					c.errors[cm.Name] = append(c.errors[cm.Name], engine.CompileErrorItem{File: k, Message: "not a JSON or YAML object: " + err.Error()})
 					continue
 				}
-				if prev, dup := data[k]; dup && !equality.Semantic.DeepEqual(prev, v) {
-					c.errors[cm.Name] = append(c.errors[cm.Name], engine.CompileErrorItem{File: k, Message: "data key " + k + " is also set by another policy ConfigMap"})
-					continue
+				for _, top := range sortedKeys(doc) {
+					if prev, dup := data[top]; dup && !equality.Semantic.DeepEqual(prev, doc[top]) {
+						c.errors[cm.Name] = append(c.errors[cm.Name], engine.CompileErrorItem{File: k,
+							Message: fmt.Sprintf("%q is also set, differently, by another policy data key or ConfigMap; set it in one place", top)})
+						continue
+					}
+					data[top] = doc[top]
 				}
-				data[k] = v
 			}
 		default:
 			c.errors[cm.Name] = append(c.errors[cm.Name], engine.CompileErrorItem{
@@ -266,7 +271,7 @@ func embeddedPaths() map[string]string {
 	return out
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

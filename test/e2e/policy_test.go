@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/controllers"
+	"github.com/tollgate-dev/tollgate/test/controlplane"
+)
+
+// policyMap creates a policy ConfigMap and removes it when the test ends.
+func (k *cluster) policyMap(name, kind string, data map[string]string) *corev1.ConfigMap {
+	k.t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: policyNS, Name: name, Labels: map[string]string{controllers.PolicyLabel: kind}}, Data: data}
+	k.create(cm)
+	k.t.Cleanup(func() {
+		_ = k.c.Delete(k.ctx, cm)
+	})
+	return cm
+}
+
+// policyStatus waits for the ConfigMap's status annotation to be status and returns it.
+func (k *cluster) policyStatus(cm *corev1.ConfigMap, status string) controllers.PolicyStatus {
+	k.t.Helper()
+	var got controllers.PolicyStatus
+	require.Eventually(k.t, func() bool {
+		if k.c.Get(k.ctx, client.ObjectKeyFromObject(cm), cm) != nil {
+			return false
+		}
+		got = controllers.PolicyStatus{}
+		return json.Unmarshal([]byte(cm.Annotations[controllers.PolicyStatusAnnotation]), &got) == nil && got.Status == status
+	}, wait, tick, "configmap %s never reported %s; annotation: %q", cm.Name, status, cm.Annotations[controllers.PolicyStatusAnnotation])
+	return got
+}
+
+func TestABrokenPolicyConfigMapIsReportedAndChangesNothingUntilFixed(t *testing.T) {
+	k := newCluster(t)
+	etcd := k.install("etcd", "0.9.2", v1alpha1.ApprovalManual)
+	etcd.gate("evaluated", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
+	revision := policies.Engine().Revision()
+
+	cm := k.policyMap("site-rules", "rego", map[string]string{"site.rego": `package tollgate.site
+
+# METADATA
+# custom:
+#   code: SiteRule
+deny contains d if {
+	input.subscription.metadata.name == "etcd"
+	d := {"code": "SiteRule", "message": "etcd needs a ticket"
+}
+`})
+	status := k.policyStatus(cm, "error")
+	require.NotEmpty(t, status.Errors)
+	assert.Equal(t, "configmap/site-rules/site.rego", status.Errors[0].File)
+	assert.Positive(t, status.Errors[0].Row)
+	k.event(cm, corev1.EventTypeWarning, controllers.EventPolicyRejected, "last good policy set stays in service")
+	assert.Equal(t, revision, policies.Engine().Revision(), "a broken module must not replace the policy set")
+	plan := etcd.offerUpgrade("0.9.4")
+	k.approved(plan) // the old policy set still decides
+
+	// The fix is picked up, clears the error, and re-evaluates every gate.
+	cm.Data["site.rego"] = `package tollgate.site
+
+# METADATA
+# custom:
+#   code: SiteRule
+deny contains d if {
+	input.subscription.metadata.name == "etcd"
+	d := {"code": "SiteRule", "message": "etcd needs a ticket"}
+}
+`
+	require.NoError(t, k.c.Update(k.ctx, cm))
+	k.policyStatus(cm, "ok")
+	assert.NotEqual(t, revision, policies.Engine().Revision())
+	gate := etcd.blockedBy("SiteRule")
+	assert.Contains(t, gate.Status.Decision.Denials[0].Source, "configmap/site-rules/site.rego")
+
+	// Removing the ConfigMap returns to the embedded policies.
+	require.NoError(t, k.c.Delete(k.ctx, cm))
+	etcd.gate("allowed again", func(g *tollgatev1alpha1.UpgradeGate) bool { return g.Status.Decision.Allowed })
+}
+
+func TestAPolicyThatCallsTheNetworkIsRejected(t *testing.T) {
+	k := newCluster(t)
+	revision := policies.Engine().Revision()
+	cm := k.policyMap("leaky", "rego", map[string]string{"leaky.rego": `package tollgate.leaky
+
+deny contains {"code": "Leak", "message": "x"} if {
+	http.send({"method": "GET", "url": "http://example.com"}).status_code == 200
+}
+`})
+	status := k.policyStatus(cm, "error")
+	require.NotEmpty(t, status.Errors)
+	assert.Contains(t, status.Errors[0].Message, "http.send")
+	assert.Equal(t, revision, policies.Engine().Revision())
+}
+
+func TestAMaintenanceWindowPackEnabledByConfigMapHoldsAnUpgradeOutsideItsWindow(t *testing.T) {
+	k := newCluster(t)
+	etcd := k.install("etcd", "0.9.2", v1alpha1.ApprovalManual)
+	etcd.gate("evaluated", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
+
+	pack, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "bundles", "packs", "window", "window.rego"))
+	require.NoError(t, err)
+	// A one-minute window twelve hours away: now is outside it, whatever the time.
+	start := time.Now().UTC().Add(12 * time.Hour)
+	window := `packs:
+  window:
+    windows:
+      - {start: "` + start.Format("15:04") + `", end: "` + start.Add(time.Minute).Format("15:04") + `", timeZone: UTC}
+`
+	k.policyMap("pack-window-config", "data", map[string]string{"packs.yaml": window})
+	cm := k.policyMap("pack-window", "rego", map[string]string{"packs.window.rego": string(pack)})
+	k.policyStatus(cm, "ok")
+
+	plan := etcd.offerUpgrade("0.9.4")
+	gate := etcd.blockedBy("OutsideMaintenanceWindow")
+	var denial tollgatev1alpha1.Denial
+	for _, d := range gate.Status.Decision.Denials {
+		if d.Code == "OutsideMaintenanceWindow" {
+			denial = d
+		}
+	}
+	assert.Contains(t, denial.Source, "configmap/pack-window/packs.window.rego:", "the explanation names the pack's rule")
+	assert.Contains(t, denial.Message, "UTC")
+	k.stillUnapproved(plan)
+
+	// Switching the code off through data releases the plan.
+	k.policyMap("disable-window", "data", map[string]string{"disabled.yaml": "disabledCodes: [OutsideMaintenanceWindow]\n"})
+	k.approved(plan)
+}
