@@ -123,8 +123,9 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (
 		switch {
 		case errors.As(err, &compileErr):
 			for _, item := range compileErr.Items {
-				name := cand.origin[item.File]
-				cand.errors[name] = append(cand.errors[name], item)
+				for _, name := range cand.blame(item) {
+					cand.errors[name] = append(cand.errors[name], item)
+				}
 			}
 		case err != nil:
 			return reconcile.Result{}, r.countPolicy(err)
@@ -145,6 +146,29 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (
 		policyErrors.WithLabelValues("bundle").Set(0)
 	}
 	return reconcile.Result{}, r.report(ctx, cand)
+}
+
+// blame names the sources an error belongs to: the ConfigMap of the module it is in; else
+// (an error located in an embedded module, such as a rule a ConfigMap module conflicts
+// with) every Rego ConfigMap when no bundle is loaded, since the embedded set compiles on
+// its own; else the bundles, named "".
+func (c *candidate) blame(item engine.CompileErrorItem) []string {
+	if name, ok := c.origin[item.File]; ok {
+		return []string{name}
+	}
+	if len(c.opts.Bundles) > 0 {
+		return []string{""}
+	}
+	var names []string
+	for _, cm := range c.maps {
+		if cm.Labels[PolicyLabel] == policyKindRego {
+			names = append(names, cm.Name)
+		}
+	}
+	if len(names) == 0 {
+		return []string{""}
+	}
+	return names
 }
 
 // candidate reads the policy ConfigMaps into engine options. A data value that does not

@@ -1,0 +1,76 @@
+// Command tollgate gates OLM operator upgrades by policy. `tollgate run` is the manager;
+// eval, explain, snapshot and demo answer "why was this upgrade held?" and test policies
+// without a cluster. Installed as kubectl-tollgate, it is a kubectl plugin.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(exitCode(err))
+	}
+}
+
+func newRootCommand() *cobra.Command {
+	name := "tollgate"
+	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-tollgate") {
+		name = "kubectl tollgate"
+	}
+	root := &cobra.Command{
+		Use:   name,
+		Short: "Gate OLM operator upgrades by policy, and explain every decision",
+		Long: `Tollgate watches OLM Subscriptions and approves their InstallPlans only when its Rego
+policies allow the upgrade: the operator says it is upgradeable, its operands are healthy,
+its catalog is sound, and the cluster admins' own rules hold.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newRunCommand(), newVersionCommand())
+	for _, add := range extraCommands {
+		root.AddCommand(add())
+	}
+	return root
+}
+
+// extraCommands are the other subcommands, each registered by its own file.
+var extraCommands []func() *cobra.Command
+
+// exitError carries an exit code other than 1.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	if e, ok := err.(*exitError); ok {
+		return e.code
+	}
+	return 1
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print the Tollgate version",
+		Example: "  tollgate version",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), "tollgate", version)
+			return err
+		},
+	}
+}

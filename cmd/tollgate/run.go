@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/tollgate-dev/tollgate/apis"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/controllers"
+	"github.com/tollgate-dev/tollgate/controllers/gather"
+	"github.com/tollgate-dev/tollgate/engine"
+)
+
+// managerFlags are the settings of `tollgate run`, shared with `tollgate demo`.
+type managerFlags struct {
+	defaultMode      string
+	globalCatalogNS  string
+	takeOverApproval bool
+	policyNamespace  string
+	bundles          []string
+	evalTimeout      time.Duration
+	reevaluate       time.Duration
+}
+
+func (f *managerFlags) bind(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.defaultMode, "default-mode", string(tollgatev1alpha1.ModeEnforce), "mode of gates whose spec.mode is empty: Enforce (approve allowed InstallPlans) or Audit (decide and report only)")
+	fs.StringVar(&f.globalCatalogNS, "global-catalog-namespace", "olm", "namespace whose CatalogSources every Subscription can use")
+	fs.BoolVar(&f.takeOverApproval, "take-over-approval", false, "switch Subscriptions with installPlanApproval: Automatic to Manual, so Tollgate can hold their upgrades")
+	fs.StringVar(&f.policyNamespace, "policy-namespace", envOr("POD_NAMESPACE", "tollgate-system"), "namespace of the policy ConfigMaps (labelled tollgate.dev/policy=rego or =data)")
+	fs.StringSliceVar(&f.bundles, "bundle", nil, "OPA bundle to load: a directory, a .tar.gz file, or an http(s) bundle server URL (repeatable)")
+	fs.DurationVar(&bundlePollInterval, "bundle-poll-interval", controllers.DefaultBundlePollInterval, "how often to re-read --bundle sources (bundle servers are asked with If-None-Match)")
+	fs.DurationVar(&f.evalTimeout, "evaluation-timeout", engine.DefaultTimeout, "deadline of one policy evaluation; a policy that runs longer denies with PolicyError")
+	fs.DurationVar(&f.reevaluate, "reevaluate-interval", time.Minute, "re-evaluate every gate this often even without a change (maintenance windows, expiring overrides); 0 disables")
+}
+
+func (f *managerFlags) options() (controllers.Options, error) {
+	mode := tollgatev1alpha1.Mode(f.defaultMode)
+	if mode != tollgatev1alpha1.ModeEnforce && mode != tollgatev1alpha1.ModeAudit {
+		return controllers.Options{}, fmt.Errorf("invalid --default-mode %q: use Enforce or Audit", f.defaultMode)
+	}
+	if f.evalTimeout <= 0 {
+		return controllers.Options{}, fmt.Errorf("invalid --evaluation-timeout %s: it must be positive", f.evalTimeout)
+	}
+	return controllers.Options{
+		Gather:           gather.Config{GlobalCatalogNamespace: f.globalCatalogNS, DefaultMode: string(mode)},
+		DefaultMode:      mode,
+		TakeOverApproval: f.takeOverApproval,
+		Reevaluate:       f.reevaluate,
+		PolicyNamespace:  f.policyNamespace,
+		Engine:           engine.Options{Timeout: f.evalTimeout},
+	}, nil
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func newRunCommand() *cobra.Command {
+	var (
+		flags       managerFlags
+		metricsAddr string
+		probeAddr   string
+		leaderElect bool
+	)
+	zapOpts := zap.Options{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the manager: gate every Subscription and approve what policy allows",
+		Example: `  # in a cluster (the Deployment in config/manager does this)
+  tollgate run --leader-elect --policy-namespace tollgate-system
+
+  # against the current kubeconfig, reporting only
+  tollgate run --default-mode Audit --metrics-bind-address :8080`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := flags.options()
+			if err != nil {
+				return err
+			}
+			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+			cfg, err := ctrl.GetConfig()
+			if err != nil {
+				return fmt.Errorf("find the cluster (kubeconfig or in-cluster config): %w", err)
+			}
+			return runManager(ctrl.SetupSignalHandler(), cfg, opts, flags.bundles, ctrl.Options{
+				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+				HealthProbeBindAddress: probeAddr,
+				LeaderElection:         leaderElect,
+				LeaderElectionID:       "tollgate.tollgate.dev",
+			})
+		},
+	}
+	flags.bind(cmd)
+	cmd.Flags().StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 disables it")
+	cmd.Flags().StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz probes")
+	cmd.Flags().BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so only one replica acts")
+	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
+	zapOpts.BindFlags(goFlags)
+	cmd.Flags().AddGoFlagSet(goFlags)
+	return cmd
+}
+
+// runManager runs the controllers until ctx ends.
+func runManager(ctx context.Context, cfg *rest.Config, opts controllers.Options, bundles []string, mgrOpts ctrl.Options) error {
+	mgrOpts.Scheme = apis.NewScheme()
+	mgrOpts.Cache = controllers.CacheOptions(opts.PolicyNamespace)
+	if len(bundles) > 0 {
+		src, err := loadBundles(ctx, bundles)
+		if err != nil {
+			return err
+		}
+		opts.Bundles, opts.BundlesChanged = src.Bundles, src.Changed()
+	}
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	if _, err := controllers.Setup(ctx, mgr, opts); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
