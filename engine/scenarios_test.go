@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
@@ -282,12 +283,12 @@ func TestScenariosOperatorConditions(t *testing.T) {
 		name: "an Upgradeable=True override in spec.overrides wins over status False",
 		mutate: func(w *world) {
 			w.opCond = operatorCondition("etcd.v1", upgradeable(metav1.ConditionFalse, 1))
-			w.opCond.Spec.Overrides = []metav1.Condition{{Type: "Upgradeable", Status: metav1.ConditionTrue, Reason: "Override", Message: "admin says go", LastTransitionTime: earlier}}
+			w.opCond.Spec.Overrides = []operatorsv1.ConditionOverride{{Type: "Upgradeable", Status: metav1.ConditionTrue, Reason: "Override", Message: "admin says go"}}
 		},
 	}, {
 		name: "an Upgradeable=False override in spec.overrides wins over status True",
 		mutate: func(w *world) {
-			w.opCond.Spec.Overrides = []metav1.Condition{{Type: "Upgradeable", Status: metav1.ConditionFalse, Reason: "Hold", Message: "admin says wait", LastTransitionTime: earlier}}
+			w.opCond.Spec.Overrides = []operatorsv1.ConditionOverride{{Type: "Upgradeable", Status: metav1.ConditionFalse, Reason: "Hold", Message: "admin says wait"}}
 		},
 		denials: []string{"OperatorNotUpgradeable"},
 	}, {
@@ -327,10 +328,13 @@ func TestScenariosOperatorConditions(t *testing.T) {
 			w.opCond = operatorCondition("etcd.v0", upgradeable(metav1.ConditionFalse, 1))
 		},
 	}, {
-		name:       "an UpgradeGate override waives the denial and keeps it visible",
+		name:       "an UpgradeGate override waives the denial and keeps it visible with the admin's reason",
 		mutate:     override("OperatorNotUpgradeable", nil),
 		overridden: []string{"OperatorNotUpgradeable"},
 		conditions: map[string]string{"UpgradeBlocked": "False/UpgradeAllowed"},
+		check: func(t *testing.T, r *engine.Result) {
+			assert.Equal(t, "CHG-1234: migration verified by the vendor", r.Decision.Denials[0].OverrideReason)
+		},
 	}, {
 		name:       "an UpgradeGate override that has not expired yet waives the denial",
 		mutate:     override("OperatorNotUpgradeable", &metav1.Time{Time: now.Add(24 * 60 * 60 * 1e9)}),
@@ -415,7 +419,7 @@ func TestScenariosSubscriptionConditions(t *testing.T) {
 		mutate: func(w *world) {
 			w.catalogs = append(w.catalogs, imageCatalog("olm", "community", "TRANSIENT_FAILURE"))
 		},
-		conditions: map[string]string{"CatalogSourcesUnhealthy": "True", "CatalogSourceInvalid": "False"},
+		conditions: map[string]string{"CatalogSourcesUnhealthy": "True/CatalogSourcesUnhealthy", "CatalogSourceInvalid": "False"},
 		check: func(t *testing.T, r *engine.Result) {
 			assert.Contains(t, r.Condition("CatalogSourcesUnhealthy").Message, "olm/community")
 			assert.Len(t, r.CatalogStatus, 2)
@@ -430,7 +434,7 @@ func TestScenariosSubscriptionConditions(t *testing.T) {
 		mutate: func(w *world) {
 			w.catalogs = append(w.catalogs, imageCatalog(ns, "private", ""))
 		},
-		conditions: map[string]string{"CatalogSourcesUnhealthy": "Unknown"},
+		conditions: map[string]string{"CatalogSourcesUnhealthy": "Unknown/MissingCatalogInfo"},
 		check: func(t *testing.T, r *engine.Result) {
 			assert.Equal(t, metav1.ConditionStatus("Unknown"), r.CatalogStatus[1].Healthy)
 			assert.Equal(t, "private", r.CatalogStatus[1].Name)
