@@ -82,6 +82,7 @@ bench: ## Run the benchmarks; each reports a ratio against a baseline measured i
 .PHONY: verify
 verify: generate manifests ## Regenerate everything and fail if the tree differs from git.
 	$(GO) mod tidy
+	@for k in config/default config/crd/olm; do $(GO) tool kustomize build $$k > /dev/null || { echo "kustomize build $$k failed"; exit 1; }; done
 	@if [ -n "$$(git status --porcelain -- apis config go.mod go.sum)" ]; then \
 		echo "generated files are out of date; run 'make generate manifests' and 'go mod tidy', then commit:"; \
 		git status --porcelain -- apis config go.mod go.sum; git --no-pager diff --stat -- apis config go.mod go.sum; exit 1; fi
