@@ -187,58 +187,10 @@ func (d *demo) story(ctx context.Context) error {
 	key := types.NamespacedName{Namespace: demoNS, Name: demoSub}
 
 	n.step("An admin installs the etcd operator with Manual approval")
-	for _, ns := range []string{demoNS, demoCatalogNS} {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			return fmt.Errorf("create namespace %s: %w", ns, err)
-		}
-	}
-	n.say("namespaces %s and %s", demoNS, demoCatalogNS)
-	og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: demoNS, Name: demoNS},
-		Spec: operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{demoNS}}}
-	if err := createWithStatus(ctx, c, og, func() {
-		og.Status = operatorsv1.OperatorGroupStatus{Namespaces: []string{demoNS}, LastUpdated: ptr.To(metav1.Now())}
-	}); err != nil {
+	oc, err := d.install(ctx)
+	if err != nil {
 		return err
 	}
-	n.say("OperatorGroup %s/%s targeting %s", demoNS, demoNS, demoNS)
-	cat := &v1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: demoCatalogNS, Name: "operatorhubio"},
-		Spec: v1alpha1.CatalogSourceSpec{DisplayName: "Community Operators", CatalogImageSource: &v1alpha1.CatalogImageSource{CatalogImage: "quay.io/operatorhubio/catalog:latest"}}}
-	if err := createWithStatus(ctx, c, cat, func() {
-		cat.Status.GRPCConnectionState = &v1alpha1.GRPCConnectionState{Address: "operatorhubio.olm.svc:50051", LastObservedState: "READY", LastConnectTime: metav1.Now()}
-	}); err != nil {
-		return err
-	}
-	n.say("CatalogSource %s/operatorhubio, connection READY", demoCatalogNS)
-	if err := d.operandKind(ctx); err != nil {
-		return err
-	}
-	csv := demoCSV(demoOldCSV, "0.9.2")
-	if err := createWithStatus(ctx, c, csv, func() {
-		csv.Status = v1alpha1.ClusterServiceVersionStatus{Phase: v1alpha1.CSVPhaseSucceeded, Reason: "InstallSucceeded", Message: "install strategy completed with no errors"}
-	}); err != nil {
-		return err
-	}
-	n.say("ClusterServiceVersion %s, phase Succeeded, owning the EtcdCluster kind", demoOldCSV)
-	operand := demoOperand()
-	if err := c.Create(ctx, operand); err != nil {
-		return fmt.Errorf("create the operand: %w", err)
-	}
-	n.say("its operand EtcdCluster %s/example: Available, not Progressing, not Degraded", demoNS)
-	oc := &operatorsv2.OperatorCondition{ObjectMeta: metav1.ObjectMeta{Namespace: demoNS, Name: demoOldCSV}}
-	oc.Spec.Conditions = []metav1.Condition{upgradeable(metav1.ConditionFalse, "Migrating", "migrating storage", 1)}
-	if err := createWithStatus(ctx, c, oc, func() { oc.Status.Conditions = oc.Spec.Conditions }); err != nil {
-		return err
-	}
-	n.say("the operator reports in OperatorCondition %s: Upgradeable=False, \"migrating storage\"", demoOldCSV)
-	sub := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: demoNS, Name: demoSub},
-		Spec: &v1alpha1.SubscriptionSpec{Package: "etcd", Channel: "stable", CatalogSource: "operatorhubio", CatalogSourceNamespace: demoCatalogNS, InstallPlanApproval: v1alpha1.ApprovalManual}}
-	if err := createWithStatus(ctx, c, sub, func() {
-		sub.Status = v1alpha1.SubscriptionStatus{InstalledCSV: demoOldCSV, CurrentCSV: demoOldCSV, State: "AtLatestKnown", LastUpdated: metav1.Now()}
-	}); err != nil {
-		return err
-	}
-	n.say("Subscription %s/%s: package etcd, channel stable, installPlanApproval Manual, at %s", demoNS, demoSub, demoOldCSV)
-
 	gate, err := d.waitGate(ctx, key, "Tollgate to gate the Subscription", func(g *tollgatev1alpha1.UpgradeGate) bool {
 		return g.Status.Decision.EvaluatedAt != nil && g.Status.InstalledCSV == demoOldCSV
 	})
@@ -248,22 +200,10 @@ func (d *demo) story(ctx context.Context) error {
 	n.say("Tollgate created UpgradeGate %s/%s: %s", demoNS, demoSub, gateLine(gate))
 
 	n.step("A new version arrives: OLM resolves %s and waits for approval", demoNewCSV)
-	plan := &v1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Namespace: demoNS, Name: demoPlan},
-		Spec: v1alpha1.InstallPlanSpec{ClusterServiceVersionNames: []string{demoNewCSV}, Approval: v1alpha1.ApprovalManual, CatalogSource: "operatorhubio", CatalogSourceNamespace: demoCatalogNS}}
-	if err := createWithStatus(ctx, c, plan, func() {
-		plan.Status = &v1alpha1.InstallPlanStatus{Phase: v1alpha1.InstallPlanPhaseRequiresApproval, CatalogSources: []string{"operatorhubio"}}
-	}); err != nil {
+	plan, err := d.offerUpgrade(ctx)
+	if err != nil {
 		return err
 	}
-	n.say("(the demo plays OLM) InstallPlan %s/%s for %s: approval Manual, phase RequiresApproval", demoNS, demoPlan, demoNewCSV)
-	if err := d.updateSubscription(ctx, key, func(s *v1alpha1.Subscription) {
-		s.Status.CurrentCSV, s.Status.State = demoNewCSV, "UpgradePending"
-		s.Status.InstallPlanRef = &corev1.ObjectReference{APIVersion: "operators.coreos.com/v1alpha1", Kind: "InstallPlan", Namespace: demoNS, Name: demoPlan}
-	}); err != nil {
-		return err
-	}
-	n.say("Subscription status: currentCSV %s, state UpgradePending", demoNewCSV)
-
 	n.step("Tollgate holds the upgrade")
 	gate, err = d.waitGate(ctx, key, "Tollgate to decide on the upgrade", func(g *tollgatev1alpha1.UpgradeGate) bool {
 		return g.Status.CurrentCSV == demoNewCSV && g.Status.Decision.EvaluatedAt != nil
@@ -345,6 +285,88 @@ func (d *demo) story(ctx context.Context) error {
 	n.say("UpgradeGate %s/%s: %s", demoNS, demoSub, gateLine(gate))
 	fmt.Fprintf(d.out, "\nThe upgrade waited while the operator said it was not safe, and went ahead %s after it said it was.\n", took.Round(time.Millisecond))
 	return nil
+}
+
+// install creates the world before the upgrade: the namespaces, an OperatorGroup, a READY
+// CatalogSource, the operand CRD, the installed CSV and its operand, an OperatorCondition
+// saying Upgradeable=False, and a Manual Subscription at the installed version.
+func (d *demo) install(ctx context.Context) (*operatorsv2.OperatorCondition, error) {
+	n, c := d.n, d.c
+	for _, ns := range []string{demoNS, demoCatalogNS} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return nil, fmt.Errorf("create namespace %s: %w", ns, err)
+		}
+	}
+	n.say("namespaces %s and %s", demoNS, demoCatalogNS)
+	og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: demoNS, Name: demoNS},
+		Spec: operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{demoNS}}}
+	if err := createWithStatus(ctx, c, og, func() {
+		og.Status = operatorsv1.OperatorGroupStatus{Namespaces: []string{demoNS}, LastUpdated: ptr.To(metav1.Now())}
+	}); err != nil {
+		return nil, err
+	}
+	n.say("OperatorGroup %s/%s targeting %s", demoNS, demoNS, demoNS)
+	cat := &v1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: demoCatalogNS, Name: "operatorhubio"},
+		Spec: v1alpha1.CatalogSourceSpec{DisplayName: "Community Operators", CatalogImageSource: &v1alpha1.CatalogImageSource{CatalogImage: "quay.io/operatorhubio/catalog:latest"}}}
+	if err := createWithStatus(ctx, c, cat, func() {
+		cat.Status.GRPCConnectionState = &v1alpha1.GRPCConnectionState{Address: "operatorhubio.olm.svc:50051", LastObservedState: "READY", LastConnectTime: metav1.Now()}
+	}); err != nil {
+		return nil, err
+	}
+	n.say("CatalogSource %s/operatorhubio, connection READY", demoCatalogNS)
+	if err := d.operandKind(ctx); err != nil {
+		return nil, err
+	}
+	csv := demoCSV(demoOldCSV, "0.9.2")
+	if err := createWithStatus(ctx, c, csv, func() {
+		csv.Status = v1alpha1.ClusterServiceVersionStatus{Phase: v1alpha1.CSVPhaseSucceeded, Reason: "InstallSucceeded", Message: "install strategy completed with no errors"}
+	}); err != nil {
+		return nil, err
+	}
+	n.say("ClusterServiceVersion %s, phase Succeeded, owning the EtcdCluster kind", demoOldCSV)
+	operand := demoOperand()
+	if err := c.Create(ctx, operand); err != nil {
+		return nil, fmt.Errorf("create the operand: %w", err)
+	}
+	n.say("its operand EtcdCluster %s/example: Available, not Progressing, not Degraded", demoNS)
+	oc := &operatorsv2.OperatorCondition{ObjectMeta: metav1.ObjectMeta{Namespace: demoNS, Name: demoOldCSV}}
+	oc.Spec.Conditions = []metav1.Condition{upgradeable(metav1.ConditionFalse, "Migrating", "migrating storage", 1)}
+	if err := createWithStatus(ctx, c, oc, func() { oc.Status.Conditions = oc.Spec.Conditions }); err != nil {
+		return nil, err
+	}
+	n.say("the operator reports in OperatorCondition %s: Upgradeable=False, \"migrating storage\"", demoOldCSV)
+	sub := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: demoNS, Name: demoSub},
+		Spec: &v1alpha1.SubscriptionSpec{Package: "etcd", Channel: "stable", CatalogSource: "operatorhubio", CatalogSourceNamespace: demoCatalogNS, InstallPlanApproval: v1alpha1.ApprovalManual}}
+	if err := createWithStatus(ctx, c, sub, func() {
+		sub.Status = v1alpha1.SubscriptionStatus{InstalledCSV: demoOldCSV, CurrentCSV: demoOldCSV, State: "AtLatestKnown", LastUpdated: metav1.Now()}
+	}); err != nil {
+		return nil, err
+	}
+	n.say("Subscription %s/%s: package etcd, channel stable, installPlanApproval Manual, at %s", demoNS, demoSub, demoOldCSV)
+	return oc, nil
+}
+
+// offerUpgrade plays OLM resolving a new version: an InstallPlan waiting for approval, and the
+// Subscription's status pointing at it.
+func (d *demo) offerUpgrade(ctx context.Context) (*v1alpha1.InstallPlan, error) {
+	n, c := d.n, d.c
+	key := types.NamespacedName{Namespace: demoNS, Name: demoSub}
+	plan := &v1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Namespace: demoNS, Name: demoPlan},
+		Spec: v1alpha1.InstallPlanSpec{ClusterServiceVersionNames: []string{demoNewCSV}, Approval: v1alpha1.ApprovalManual, CatalogSource: "operatorhubio", CatalogSourceNamespace: demoCatalogNS}}
+	if err := createWithStatus(ctx, c, plan, func() {
+		plan.Status = &v1alpha1.InstallPlanStatus{Phase: v1alpha1.InstallPlanPhaseRequiresApproval, CatalogSources: []string{"operatorhubio"}}
+	}); err != nil {
+		return nil, err
+	}
+	n.say("(the demo plays OLM) InstallPlan %s/%s for %s: approval Manual, phase RequiresApproval", demoNS, demoPlan, demoNewCSV)
+	if err := d.updateSubscription(ctx, key, func(s *v1alpha1.Subscription) {
+		s.Status.CurrentCSV, s.Status.State = demoNewCSV, "UpgradePending"
+		s.Status.InstallPlanRef = &corev1.ObjectReference{APIVersion: "operators.coreos.com/v1alpha1", Kind: "InstallPlan", Namespace: demoNS, Name: demoPlan}
+	}); err != nil {
+		return nil, err
+	}
+	n.say("Subscription status: currentCSV %s, state UpgradePending", demoNewCSV)
+	return plan, nil
 }
 
 // explain prints the same explanation `tollgate explain` prints, from the live API server.
