@@ -473,7 +473,7 @@ func TestBundlePolicyReconciler(t *testing.T) {
 	require.NoError(t, corev1.AddToScheme(scheme))
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "tollgate-system", Labels: map[string]string{PolicyLabel: policyKindData}},
-		Data:       map[string]string{"disabledCodes": `["X"]`},
+		Data:       map[string]string{"config.yaml": `disabledCodes: ["X"]`},
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cm).Build()
 	r := &PolicyReconciler{Client: c, Recorder: record.NewFakeRecorder(100), Namespace: "tollgate-system",
