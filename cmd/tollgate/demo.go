@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -404,10 +405,10 @@ func (d *demo) keep(ctx context.Context, env *controlplane.Env) error {
      %s get upgradegates -A
      %s get upgradegate -n %s %s -o yaml
      %s get installplans,subscriptions,operatorconditions -n %s
-     go run ./cmd/tollgate explain -n %s %s
+     %s explain -n %s %s
 
    Press Ctrl-C to stop it and remove everything.
-`, kubeconfig, kubectl, kubectl, demoNS, demoSub, kubectl, demoNS, demoNS, demoSub)
+`, kubeconfig, kubectl, kubectl, demoNS, demoSub, kubectl, demoNS, selfCommand(), demoNS, demoSub)
 	select {
 	case <-ctx.Done():
 	case err := <-d.managerDone:
@@ -415,6 +416,16 @@ func (d *demo) keep(ctx context.Context, env *controlplane.Env) error {
 	}
 	fmt.Fprintln(d.out, "\nStopping.")
 	return nil
+}
+
+// selfCommand is how the user runs this binary again: its path, or `go run` for a binary
+// `go run` built in a temporary folder.
+func selfCommand() string {
+	self := os.Args[0]
+	if strings.Contains(self, "go-build") {
+		return "go run ./cmd/tollgate"
+	}
+	return self
 }
 
 // operandKind installs the CRD of the operator's operands, EtcdCluster, and waits until it is
