@@ -23,18 +23,19 @@ func main() {
 }
 
 func newRootCommand() *cobra.Command {
-	name := "tollgate"
-	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-tollgate") {
-		name = "kubectl tollgate"
-	}
 	root := &cobra.Command{
-		Use:   name,
+		Use:   "tollgate",
 		Short: "Gate OLM operator upgrades by policy, and explain every decision",
 		Long: `Tollgate watches OLM Subscriptions and approves their InstallPlans only when its Rego
 policies allow the upgrade: the operator says it is upgradeable, its operands are healthy,
 its catalog is sound, and the cluster admins' own rules hold.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+	}
+	// As a kubectl plugin, usage lines read "kubectl tollgate explain ..."; Use must stay one
+	// word, since cobra takes a command's name from the first word of Use.
+	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-tollgate") {
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl tollgate"}
 	}
 	root.AddCommand(newRunCommand(), newVersionCommand())
 	for _, add := range extraCommands {
