@@ -26,14 +26,32 @@ namespaced_name(obj) := sprintf("%s/%s", [get(obj, ["metadata", "namespace"], ""
 kind_name(obj) := sprintf("%s %s", [get(obj, ["kind"], "object"), namespaced_name(obj)])
 
 # time_ns is an RFC 3339 timestamp in nanoseconds since the epoch; 0 when absent or unparseable.
-time_ns(ts) := ns if {
-	is_string(ts)
-	ns := time.parse_rfc3339_ns(ts)
+# The string is validated before time.parse_rfc3339_ns sees it, so a missing, empty or garbled
+# time never raises a built-in error (the engine fails closed on any built-in error): the
+# pattern accepts only real calendar dates (leap years included), hours 00-23, minutes and
+# seconds 00-59, and offsets up to ±23:59; the year range is what nanoseconds since the epoch
+# can hold (1678-2261). Anything else is 0, as if absent.
+time_ns(ts) := time.parse_rfc3339_ns(ts) if {
+	rfc3339(ts)
 } else := 0
 
+# rfc3339 holds for a string that time.parse_rfc3339_ns parses without error (see time_ns).
+rfc3339(ts) if {
+	is_string(ts)
+	ts >= "1678"
+	ts < "2262"
+	regex.match(_rfc3339, ts)
+}
+
+_rfc3339 := `^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`
+
 # denial is the shape every deny rule produces: the code comes from the rule's METADATA
-# (custom.code), read with rego.metadata.rule(), so it lives in one place.
-denial(metadata, message) := {"code": metadata.custom.code, "message": message}
+# (custom.code), read with rego.metadata.rule(), so it lives in one place. The METADATA title,
+# when the rule has one, names the exact rule that denied (several rules may share a code); the
+# engine uses it to point the denial's source at that rule.
+denial(metadata, message) := {"code": metadata.custom.code, "title": metadata.title, "message": message} if {
+	is_string(metadata.title)
+} else := {"code": metadata.custom.code, "message": message}
 
 # installed_csv_name is the CSV OLM reports as installed ("" on a first install).
 installed_csv_name := get(input.subscription, ["status", "installedCSV"], "")

@@ -34,6 +34,56 @@ test_time_ns_is_zero_when_unparseable if lib.time_ns("yesterday") == 0
 
 test_time_ns_is_zero_when_absent if lib.time_ns(null) == 0
 
+test_time_ns_is_zero_when_empty if lib.time_ns("") == 0
+
+test_time_ns_parses_fractions_and_offsets if {
+	lib.time_ns("1970-01-01T00:00:01.5Z") == 1500000000
+	lib.time_ns("1970-01-01T01:00:01+01:00") == 1000000000
+	lib.time_ns("1970-01-01T00:00:00.123456789-00:00") == 123456789
+	lib.time_ns("2024-02-29T00:00:00Z") == 1709164800000000000
+	lib.time_ns("2000-02-29T00:00:00Z") == 951782400000000000
+}
+
+# Every string time.parse_rfc3339_ns would reject (a built-in error, which the engine treats as
+# a policy error) is caught by the pattern first: time_ns is then 0, without an error.
+_unparseable := [
+	"", "yesterday", "2026-11-22", "2026-11-22T10:00:00", "2026-11-22 10:00:00Z",
+	"2026-11-22t10:00:00Z", "2026-11-22T10:00:00z", "2026-13-01T00:00:00Z", "2026-00-01T00:00:00Z",
+	"2026-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-11-00T00:00:00Z",
+	"2026-11-22T24:00:00Z", "2026-11-22T10:60:00Z", "2026-11-22T10:00:60Z", "2026-11-22T10:00:00.Z",
+	"2026-11-22T10:00:00+0100",
+	"1677-01-01T00:00:00Z", "2262-12-31T00:00:00Z", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z",
+	" 2026-11-22T10:00:00Z", "2026-11-22T10:00:00Z ", "+2026-11-22T10:00:00Z",
+]
+
+test_rfc3339_rejects_what_the_parser_rejects if {
+	every ts in _unparseable {
+		not lib.rfc3339(ts)
+		lib.time_ns(ts) == 0
+	}
+}
+
+test_rfc3339_also_rejects_offsets_beyond_a_day if {
+	# Go parses these, but no real clock writes them: 0 is the safe reading
+	every ts in ["2026-11-22T10:00:00+24:00", "2026-11-22T10:00:00+01:60"] {
+		not lib.rfc3339(ts)
+	}
+}
+
+test_rfc3339_rejects_non_strings if {
+	every v in [null, 0, 1.5, true, {}, []] {
+		not lib.rfc3339(v)
+		lib.time_ns(v) == 0
+	}
+}
+
+test_rfc3339_accepts_what_kubernetes_writes if {
+	every ts in ["2026-11-22T10:00:00Z", "2026-11-22T10:00:00.000001Z", "1678-01-01T00:00:00Z", "2261-12-31T23:59:59-23:59"] {
+		lib.rfc3339(ts)
+		lib.time_ns(ts) != 0
+	}
+}
+
 test_or_else if {
 	lib.or_else("x", "d") == "x"
 	lib.or_else("", "d") == "d"
@@ -42,6 +92,18 @@ test_or_else if {
 
 test_denial_reads_the_code_from_metadata if {
 	lib.denial({"custom": {"code": "Foo"}}, "msg") == {"code": "Foo", "message": "msg"}
+}
+
+test_denial_carries_the_rules_title if {
+	lib.denial({"title": "The foo is stuck", "custom": {"code": "Foo"}}, "msg") == {"code": "Foo", "title": "The foo is stuck", "message": "msg"}
+}
+
+# METADATA
+# title: A rule whose denial names it
+# custom:
+#   code: Titled
+test_denial_from_rego_metadata_rule if {
+	lib.denial(rego.metadata.rule(), "msg") == {"code": "Titled", "title": "A rule whose denial names it", "message": "msg"}
 }
 
 test_csv_names_and_phase if {

@@ -62,7 +62,13 @@ _collected contains entry if {
 	)
 }
 
-_entry(pkg, d) := {"code": d.code, "message": d.message, "package": pkg} if {
+# _entry keeps a well-formed denial's code, message and (when it is a string) its rule's title.
+_entry(pkg, d) := {"code": d.code, "message": d.message, "package": pkg, "title": d.title} if {
+	is_string(d.code)
+	d.code != ""
+	is_string(d.message)
+	is_string(d.title)
+} else := {"code": d.code, "message": d.message, "package": pkg} if {
 	is_string(d.code)
 	d.code != ""
 	is_string(d.message)

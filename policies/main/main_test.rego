@@ -52,6 +52,7 @@ test_a_denial_blocks if {
 	r.decision.allowed == false
 	r.decision.denials == [{
 		"code": "OperatorNotUpgradeable",
+		"title": "The installed operator reports Upgradeable=False",
 		"message": "etcdoperator.v0.9.2 reports Upgradeable=False: migrating storage",
 		"overridden": false,
 		"package": "tollgate.upgrade",
@@ -142,7 +143,36 @@ test_an_unknown_input_version_fails_closed if {
 test_a_pack_under_packs_adds_denials if {
 	r := _result(f.with_patch({"subscription": {"metadata": {"name": "pack-fixture"}}}))
 	r.decision.allowed == false
-	r.decision.denials == [{"code": "FixtureHold", "message": "held by the fixture pack", "overridden": false, "package": "tollgate.packs.fixture_test"}]
+	r.decision.denials == [{"code": "FixtureHold", "title": "The fixture pack holds this Subscription", "message": "held by the fixture pack", "overridden": false, "package": "tollgate.packs.fixture_test"}]
+}
+
+test_a_denial_without_a_title_is_kept_without_one if {
+	r := main.result with input as f.base with data.tollgate.custom.deny as {{"code": "Custom", "message": "m", "title": 7}}
+	r.decision.denials == [{"code": "Custom", "message": "m", "overridden": false, "package": "tollgate.custom"}]
+}
+
+test_the_input_version_denial_names_its_rule if {
+	r := _result(object.union(f.base, {"apiVersion": "tollgate.dev/input/v2"}))
+	r.decision.denials[0].title == "The input document has a version these policies do not understand"
+}
+
+# --- times that do not parse never raise a built-in error (which fails closed as PolicyError)
+
+test_an_operand_with_an_empty_transition_time_is_still_allowed if {
+	doc := f.with_patch({"operands": [f.operand("example", [
+		f.cond("Available", "True", "HealSucceeded", "", ""),
+		f.cond("Progressing", "False", "HealSucceeded", "", "not a time"),
+		{"type": "Degraded", "status": "False", "reason": "HealSucceeded", "lastTransitionTime": null},
+	])]})
+	r := _result(doc)
+	r.decision == {"allowed": true, "denials": []}
+	[c.status | some c in r.health] == ["True", "False", "False"]
+}
+
+test_an_empty_override_expiry_counts_as_expired if {
+	r := _result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": ""}]))
+	r.decision.allowed == false
+	contains(r.decision.denials[0].message, "(override expired at : ok)")
 }
 
 test_a_top_level_package_adds_denials if {

@@ -75,8 +75,12 @@ test_override_false_denies_despite_true if {
 }
 
 test_override_unknown_denies if {
-	# OLM allows only an override whose status is True
-	_codes(_oc(1, [_override("Upgradeable", "Unknown", "")], [], [])) == {"OperatorNotUpgradeable"}
+	# OLM allows only an override whose status is True (isOperatorUpgradeable returns "not
+	# upgradeable" for any other override status, Unknown included): approving would let OLM
+	# hold the upgrade anyway, so Tollgate denies too, even over a status Upgradeable=True.
+	doc := _oc(1, [_override("Upgradeable", "Unknown", "")], [], [f.upgradeable("True", "ready", 1)])
+	_codes(doc) == {"OperatorNotUpgradeable"}
+	_message(doc, "OperatorNotUpgradeable") == "etcdoperator.v0.9.2: the override in OperatorCondition operators/etcdoperator.v0.9.2 sets Upgradeable=Unknown: AdminOverride"
 }
 
 test_an_override_of_another_type_does_not_count if {
@@ -204,4 +208,37 @@ test_blocked_peer_denies if {
 test_each_blocking_peer_is_named if {
 	doc := f.with_patch({"installPlanPeers": [f.peer("a.v1", null, true, []), f.peer("b.v1", _sub, false, [])]})
 	count(_deny(doc)) == 2
+}
+
+# --- every denial names the exact rule (its METADATA title), even where rules share a code
+
+_titles(doc, code) := {d.title | some d in _deny(doc); d.code == code}
+
+test_every_denial_has_a_title if {
+	doc := f.with_patch({
+		"operatorCondition": f.operator_condition(3, [], [f.upgradeable("False", "m", 2), f.cond("Upgrading", "True", "M", "m", "2026-11-22T09:00:00Z")]),
+		"sourceCatalog": null,
+		"operands": [f.operand("x", [f.cond("Degraded", "True", "HealFailed", "", ""), f.cond("Progressing", "True", "HealInProgress", "", "")])],
+		"installPlanPeers": [f.peer("other.v1", null, false, [])],
+	})
+	count(_deny(doc)) == 6
+	every d in _deny(doc) {
+		is_string(d.title)
+		d.title != ""
+	}
+}
+
+test_not_upgradeable_titles_tell_override_from_status if {
+	_titles(_oc(1, [_override("Upgradeable", "False", "hold")], [], []), "OperatorNotUpgradeable") == {"An admin override in the OperatorCondition sets Upgradeable to something other than True"}
+	_titles(_oc(1, [], [], [f.upgradeable("False", "m", 1)]), "OperatorNotUpgradeable") == {"The installed operator reports Upgradeable=False"}
+}
+
+test_stale_titles_tell_generation_from_not_yet_copied if {
+	_titles(_oc(3, [], [], [f.upgradeable("True", "ready", 2)]), "OperatorConditionStale") == {"The operator's Upgradeable condition was set for an older generation of its OperatorCondition"}
+	_titles(_oc(2, [], [f.cond("Upgradeable", "False", "M", "m", "2026-11-22T09:00:00Z")], []), "OperatorConditionStale") == {"The operator set Upgradeable in spec.conditions, but OLM has not yet copied it to status"}
+}
+
+test_catalog_titles_tell_missing_from_not_ready if {
+	_titles(f.with_patch({"sourceCatalog": null}), "CatalogSourceUnhealthy") == {"The Subscription's source catalog does not exist"}
+	_titles(f.with_patch({"sourceCatalog": f.catalog("olm", "operatorhubio", "CONNECTING")}), "CatalogSourceUnhealthy") == {"The Subscription's source catalog is not READY"}
 }
