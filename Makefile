@@ -49,9 +49,12 @@ fmt: ## Format Go and Rego.
 vet: ## Run go vet.
 	$(GO) vet ./...
 
+GOLANGCI_LINT := $(GO) tool -modfile=hack/tools/golangci-lint/go.mod golangci-lint
+
 .PHONY: lint
-lint: vet ## Check formatting of Go and Rego, and Rego in strict mode.
+lint: vet ## Check Go (gofmt, golangci-lint) and Rego (opa fmt, strict check).
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GOLANGCI_LINT) run ./...
 	$(OPA) fmt --list --fail policies bundles
 	$(OPA) check --strict policies
 	@for p in bundles/packs/*/; do $(OPA) check --strict "$$p"; done

@@ -265,7 +265,7 @@ func (s *BundleSource) fetch(ctx context.Context, loc *bundleLocation) (*bundle.
 	if err != nil {
 		return nil, "", "", err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	switch resp.StatusCode {
 	case http.StatusNotModified:
 		return nil, loc.etag, loc.hash, nil

@@ -266,14 +266,9 @@ func compile(sources map[string]string) (*ast.Compiler, error) {
 	if len(items) > 0 {
 		return nil, &CompileError{Items: items}
 	}
-	unsafe := map[string]struct{}{}
-	for _, name := range RestrictedBuiltins {
-		unsafe[name] = struct{}{}
-	}
 	compiler := ast.NewCompiler().
 		WithStrict(true).
 		WithCapabilities(restrictedCapabilities()).
-		WithUnsafeBuiltins(unsafe).
 		WithEnablePrintStatements(true).
 		WithDefaultRegoVersion(ast.RegoV1)
 	if compiler.Compile(parsed); compiler.Failed() {

@@ -437,7 +437,7 @@ func TestEvaluateConcurrently(t *testing.T) {
 				up := (g+i)%2 == 0
 				r := e.Evaluate(context.Background(), map[string]any{"name": fmt.Sprint(g), "upgradeable": up})
 				if r.Err != nil || r.Decision.Allowed != up {
-					errs <- fmt.Errorf("goroutine %d eval %d: allowed=%v err=%v", g, i, r.Decision.Allowed, r.Err)
+					errs <- fmt.Errorf("goroutine %d eval %d: allowed=%v err=%w", g, i, r.Decision.Allowed, r.Err)
 					return
 				}
 			}

@@ -32,10 +32,10 @@ func (e *Engine) evaluate(ctx context.Context, input map[string]any, opts ...reg
 	}()
 	value, err := ast.InterfaceToValue(input)
 	if err != nil {
-		return policyError(e.revision, fmt.Errorf("%w: %v", ErrInput, err))
+		return policyError(e.revision, fmt.Errorf("%w: %w", ErrInput, err))
 	}
 	if err := ctx.Err(); err != nil {
-		return policyError(e.revision, fmt.Errorf("%w: %v", ErrDeadline, err))
+		return policyError(e.revision, fmt.Errorf("%w: %w", ErrDeadline, err))
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
@@ -44,9 +44,9 @@ func (e *Engine) evaluate(ctx context.Context, input map[string]any, opts ...reg
 	rs, err := e.prepared.Eval(ctx, opts...)
 	switch {
 	case err != nil && (ctx.Err() != nil || topdown.IsCancel(err)):
-		return policyError(e.revision, fmt.Errorf("%w (%s): %v", ErrDeadline, e.timeout, err))
+		return policyError(e.revision, fmt.Errorf("%w (%s): %w", ErrDeadline, e.timeout, err))
 	case err != nil:
-		return policyError(e.revision, fmt.Errorf("%w: %v", ErrEvaluation, err))
+		return policyError(e.revision, fmt.Errorf("%w: %w", ErrEvaluation, err))
 	case len(rs) == 0 || len(rs[0].Expressions) == 0:
 		return policyError(e.revision, fmt.Errorf("%w: %s has no value for this input", ErrUndefined, Query))
 	case len(rs) > 1:

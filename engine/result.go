@@ -141,11 +141,11 @@ func decodeResult(v any) (*wireResult, error) {
 	// policies may add keys before the engine learns them.
 	b, err := json.Marshal(obj)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrResultShape, err)
+		return nil, fmt.Errorf("%w: %w", ErrResultShape, err)
 	}
 	var w wireResult
 	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrResultShape, err)
+		return nil, fmt.Errorf("%w: %w", ErrResultShape, err)
 	}
 	for _, d := range w.Decision.Denials {
 		if d.Code == "" {

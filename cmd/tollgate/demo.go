@@ -167,7 +167,7 @@ func ensureControlPlane(ctx context.Context, w io.Writer) error {
 		return fmt.Errorf("%w; in a Tollgate checkout: make controlplane", controlplane.ErrNoAssets)
 	}
 	fmt.Fprintf(w, "The control plane binaries are missing: building them with `make controlplane` in %s (about 6 minutes, once).\n", root)
-	cmd := exec.CommandContext(ctx, "make", "-C", root, "controlplane")
+	cmd := exec.CommandContext(ctx, "make", "-C", root, "controlplane") //nolint:gosec // make in the source tree this binary was built from
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("make controlplane failed (%w): run it yourself to see why", err)
@@ -389,7 +389,7 @@ func (d *demo) keep(ctx context.Context, env *controlplane.Env) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := env.Kubeconfig(kubeconfig); err != nil {
 		return err

@@ -97,7 +97,7 @@ func (f *policyFlags) options(ctx context.Context, base engine.Options) (engine.
 		base.Policies = policies.FS
 	}
 	if len(f.bundles) > 0 {
-		src, err := loadBundles(ctx, f.bundles)
+		src, err := loadBundlesOnce(ctx, f.bundles)
 		if err != nil {
 			return base, err
 		}
