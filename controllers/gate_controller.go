@@ -155,6 +155,11 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	}
 	if decisionChanged(gate.Status.Decision, next.Decision) {
 		r.reportDecision(gate.Status.Decision, next.Decision, in)
+		outcome := "allowed"
+		if !next.Decision.Allowed {
+			outcome = "denied"
+		}
+		decisionsTotal.WithLabelValues(outcome, next.Decision.BlockedBy).Inc()
 	}
 	// A full update with the gate's resourceVersion: a gate changed meanwhile (an admin
 	// edit) conflicts, and its event brings a fresh evaluation.

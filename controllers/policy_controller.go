@@ -61,6 +61,10 @@ type PolicyReconciler struct {
 	Bundles func() []*bundle.Bundle
 	// BundlesChanged receives an event when Bundles returns something new.
 	BundlesChanged <-chan event.GenericEvent
+
+	// reported are the metric labels of the ConfigMaps last reported, so a deleted
+	// ConfigMap's error does not linger.
+	reported map[string]bool
 }
 
 // policyRequest is the one request every policy change maps to: the whole set recompiles.
@@ -237,17 +241,28 @@ func (r *PolicyReconciler) report(ctx context.Context, c *candidate) error {
 	if _, bad := c.errors[""]; bad { // not from a ConfigMap: an OPA bundle
 		held = append(held, "an OPA bundle (its errors are in the manager's log)")
 	}
+	seen := map[string]bool{}
+	defer func() { // a deleted ConfigMap's error must not linger in the metric
+		for label := range r.reported {
+			if !seen[label] {
+				policyErrors.DeleteLabelValues(label)
+			}
+		}
+		r.reported = seen
+	}()
 	for i := range c.maps {
 		cm := &c.maps[i]
+		label := "configmap/" + cm.Namespace + "/" + cm.Name
+		seen[label] = true
 		status := PolicyStatus{Status: "ok"}
 		if items, bad := c.errors[cm.Name]; bad {
 			status = PolicyStatus{Status: "error", Errors: items}
 			r.Recorder.Event(cm, corev1.EventTypeWarning, EventPolicyRejected, fmt.Sprintf(
 				"Policy not loaded; the last good policy set stays in service. Fix and re-apply: %s", (&engine.CompileError{Items: items}).Error()))
 			log.Error(&engine.CompileError{Items: items}, "policy configmap rejected; the last good policy set stays in service", "configmap", cm.Name)
-			policyErrors.WithLabelValues("configmap/" + cm.Namespace + "/" + cm.Name).Set(1)
+			policyErrors.WithLabelValues(label).Set(1)
 		} else {
-			policyErrors.WithLabelValues("configmap/" + cm.Namespace + "/" + cm.Name).Set(0)
+			policyErrors.WithLabelValues(label).Set(0)
 			if len(c.errors) > 0 {
 				status = PolicyStatus{Status: "error", Errors: []engine.CompileErrorItem{{Message: fmt.Sprintf(
 					"valid, but not in service: the policy set is held back by %s; the last good set stays in service", strings.Join(held, ", "))}}}

@@ -62,6 +62,7 @@ deny contains d if {
 `})
 	status := k.policyStatus(cm, "error")
 	require.NotEmpty(t, status.Errors)
+	assert.Equal(t, 1.0, metric(t, "tollgate_policy_source_errors", map[string]string{"source": "configmap/" + policyNS + "/site-rules"}))
 	assert.Equal(t, "configmap/site-rules/site.rego", status.Errors[0].File)
 	assert.Positive(t, status.Errors[0].Row)
 	k.event(cm, corev1.EventTypeWarning, controllers.EventPolicyRejected, "last good policy set stays in service")
@@ -104,6 +105,12 @@ deny contains {"code": "Leak", "message": "x"} if {
 	require.NotEmpty(t, status.Errors)
 	assert.Contains(t, status.Errors[0].Message, "http.send")
 	assert.Equal(t, revision, policies.Engine().Revision())
+
+	// Deleting the rejected ConfigMap clears its error from the metric.
+	source := map[string]string{"source": "configmap/" + policyNS + "/leaky"}
+	assert.Equal(t, 1.0, metric(t, "tollgate_policy_source_errors", source))
+	require.NoError(t, k.c.Delete(k.ctx, cm))
+	require.Eventually(t, func() bool { return metric(t, "tollgate_policy_source_errors", source) == 0 }, wait, tick)
 }
 
 func TestAMaintenanceWindowPackEnabledByConfigMapHoldsAnUpgradeOutsideItsWindow(t *testing.T) {
