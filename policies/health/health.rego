@@ -32,54 +32,127 @@ aggregate(t) := _no_operands(t) if {
 } else := _worst(t)
 
 # ----------------------------------------------------------------------------------------------
-# With operands.
+# With operands. The operands' conditions are indexed by type once (_index); each type then
+# takes one pass over the operands (_cells) and one sort, and only the chosen operand's
+# condition is looked at again for its reason and message.
 
-# _view is what one operand says about type t, with HCO's defaults filled in.
-_view(op, t) := {
-	"status": _known_status(c.status),
-	"reason": lib.or_else(object.get(c, "reason", ""), "InstallInvalid"),
-	"message": object.get(c, "message", ""),
-	"time": lib.time_ns(object.get(c, "lastTransitionTime", null)),
-} if {
-	c := lib.condition(lib.conditions(op), t)
-} else := {
-	"status": _absent_status[t],
-	"reason": "InstallInvalid",
-	"message": sprintf("reports no %s condition", [t]),
-	"time": 0,
+# Lookups go through _operand_root so that an operand that is not an object reads as defaults.
+_operand_root := {"ops": _operands}
+
+# _conditions[i] is operand i's status.conditions ([] when it has none).
+_conditions := [object.get(_operand_root, ["ops", i, "status", "conditions"], []) | some i, _ in _operands]
+
+# _index[i] is operand i's conditions by type; the first condition of a type wins, as in
+# lib.condition. When no operand repeats a type (the normal case) an object comprehension per
+# operand does it.
+_index := [{c.type: c | some c in conds} | some conds in _conditions] if {
+	count([c | some conds in _conditions; some c in conds]) == count({[i, c.type] | some i, conds in _conditions; some c in conds})
+} else := [{t: c |
+	some t in {c.type | some c in conds}
+	c := [x | some x in conds; x.type == t][0]
+} |
+	some conds in _conditions
+]
+
+# _absent stands for "no such condition, or one without a status": a set, which no JSON value
+# can be.
+_absent := set()
+
+# _rank_of[t][status] is the rank of a status for type t (the worst last); _absent ranks as the
+# status an operand without the type counts as. A status other than True, False and Unknown
+# counts as Unknown.
+_rank_of := {t: object.union({s: i | some i, s in order}, {k: r | k := _absent; r := _rank_index[t][_absent_status[t]]}) |
+	some t, order in _order
 }
 
-_known_status(s) := s if s in {"True", "False", "Unknown"}
+_rank_index := {t: {s: i | some i, s in order} | some t, order in _order}
 
-else := "Unknown"
-
-_rank(t, status) := i if _order[t][i] == status
-
-_views(t) := [object.union(v, {"index": i, "rank": _rank(t, v.status)}) |
-	some i, op in _operands
-	v := _view(op, t)
-]
+# _view is what operand i says about type t, with HCO's defaults filled in.
+_view(i, t) := {
+	"reason": lib.or_else(object.get(c, "reason", ""), "InstallInvalid"),
+	"message": object.get(c, "message", ""),
+} if {
+	c := [x | some x in _conditions[i]; x.type == t][0]
+	_ = c.status
+} else := {
+	"reason": "InstallInvalid",
+	"message": sprintf("reports no %s condition", [t]),
+}
 
 _worst(t) := {
 	"type": t,
-	"status": _order[t][worst],
-	"reason": chosen.reason,
+	"status": _order[t][pick[1]],
+	"reason": view.reason,
 	"message": trim_suffix(
 		sprintf("%d of %d operands report %s=%s; most recent: %s: %s", [
-			count(at_worst), count(views), t, _order[t][worst],
-			lib.kind_name(_operands[chosen.index]), chosen.message,
+			pick[2], count(_operands), t, _order[t][pick[1]],
+			lib.kind_name(_operands[pick[0]]), view.message,
 		]),
 		": ",
 	),
 } if {
-	views := _views(t)
-	worst := max([v.rank | some v in views])
-	at_worst := [v | some v in views; v.rank == worst]
-
-	# most recent transition first; ties go to the first operand in input order
-	latest := sort([[0 - v.time, v.index] | some v in at_worst])[0]
-	chosen := views[latest[1]]
+	pick := _pick(t)
+	view := _view(pick[0], t)
 }
+
+# _pick(t) is [operand index, worst rank, how many operands are at the worst rank] for type t.
+# The operand reported is, among those at the worst status, the one with the most recent
+# transition; ties, and times that do not parse (they count as 0), go to the first operand.
+#
+# The common case first: every operand reports the type exactly once, with a status and a plain
+# UTC RFC 3339 time (what Kubernetes writes: second precision, "Z"). Such strings order as the
+# times do, one pattern match checks them all, and the largest [type, rank, time, -index] is the
+# answer. _reports groups every condition of every operand by type in one pass.
+_pick(t) := [0 - last[3], last[1], count([1 | some c in cells; c[1] == last[1]])] if {
+	cells := _reports[t]
+	count(cells) == count(_operands)
+	count({c[3] | some c in cells}) == count(cells)
+	joined := concat(",", [c[2] | some c in cells])
+
+	# every time is exactly 20 characters, so no string can pass for two
+	count(joined) == (21 * count(cells)) - 1
+	regex.match(_utc_times, joined)
+	last := max(cells)
+} else := [sort(latest)[0][1], worst, count(latest)] if {
+	cells := _cells(t)
+	worst := max([c[0] | some c in cells])
+	latest := [[0 - _cell_ns(c), i] | some i, c in cells; c[0] == worst]
+}
+
+# _reports[t] are the [type, rank, time, -index] of the operands' conditions of type t that have
+# a status and a string lastTransitionTime (the inner comprehension is indexed by type).
+_reports := {t: [r | some r in _all_reports; r[0] == t] | some t in types}
+
+_all_reports := [[c.type, object.get(_status_rank, [c.type, c.status], 1), ts, _negated[i]] |
+	some i, conds in _conditions
+	some c in conds
+	ts := c.lastTransitionTime
+	is_string(ts)
+]
+
+# _status_rank[t][status] is the rank of a reported status; anything else ranks as Unknown (1
+# for every type).
+_status_rank := {t: {s: i | some i, s in order} | some t, order in _order}
+
+_negated := [n | some i, _ in _operands; n := 0 - i]
+
+# _cells(t) is one [rank, lastTransitionTime, absent] per operand for type t.
+_cells(t) := [[r, ts, st == _absent] |
+	some idx in _index
+	st := object.get(idx, [t, "status"], _absent)
+	r := object.get(_rank_of[t], [st], _rank_index[t].Unknown)
+	ts := object.get(idx, [t, "lastTransitionTime"], null)
+]
+
+_cell_ns(c) := 0 if c[2]
+
+else := lib.time_ns(c[1])
+
+# A comma-separated list of UTC times of second precision, each a valid date in the years
+# lib.time_ns accepts (February 29 is left to the general path).
+_utc_time := `(1(6(7[89]|[89][0-9])|[7-9][0-9]{2})|2([01][0-9]{2}|2([0-5][0-9]|6[01])))-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z`
+
+_utc_times := sprintf("^%s(,%s)*$", [_utc_time, _utc_time])
 
 # ----------------------------------------------------------------------------------------------
 # Without operands. No installed CSV: nothing can be observed, all Unknown. An installed CSV

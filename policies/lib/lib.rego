@@ -53,38 +53,78 @@ denial(metadata, message) := {"code": metadata.custom.code, "title": metadata.ti
 	is_string(metadata.title)
 } else := {"code": metadata.custom.code, "message": message}
 
+# ----------------------------------------------------------------------------------------------
+# Facts about the input document, computed once per evaluation (rules, not functions, so OPA
+# caches them). Each reads the field directly and falls back to a default, which is what get()
+# does for a null or missing object.
+
 # installed_csv_name is the CSV OLM reports as installed ("" on a first install).
-installed_csv_name := get(input.subscription, ["status", "installedCSV"], "")
+default installed_csv_name := ""
+
+installed_csv_name := input.subscription.status.installedCSV
 
 # current_csv_name is the CSV the Subscription is progressing to ("" before resolution).
-current_csv_name := get(input.subscription, ["status", "currentCSV"], "")
+default current_csv_name := ""
+
+current_csv_name := input.subscription.status.currentCSV
 
 # global_catalog_namespace is where catalogs visible to every namespace live.
-global_catalog_namespace := get(input.config, ["globalCatalogNamespace"], "olm")
+default global_catalog_namespace := "olm"
+
+global_catalog_namespace := input.config.globalCatalogNamespace
 
 # csv_phase is status.phase of the installed CSV ("" when it is missing).
-csv_phase := get(input.installedCSV, ["status", "phase"], "")
+default csv_phase := ""
+
+csv_phase := input.installedCSV.status.phase
+
+default _source_namespace := ""
+
+_source_namespace := input.subscription.spec.sourceNamespace
+
+default _source_name := ""
+
+_source_name := input.subscription.spec.source
 
 # source_catalog_key is the "namespace/name" the Subscription's spec.source points at.
-source_catalog_key := sprintf("%s/%s", [
-	get(input.subscription, ["spec", "sourceNamespace"], ""),
-	get(input.subscription, ["spec", "source"], ""),
-])
+source_catalog_key := sprintf("%s/%s", [_source_namespace, _source_name])
 
 # join_names is a sorted, comma-separated list for messages.
 join_names(names) := concat(", ", sort(names))
 
 # catalogs are the catalogs visible to the Subscription (input.catalogSources) plus its source
 # catalog when that lives elsewhere, one per namespace/name, sorted by namespace/name.
-catalogs := [cs |
-	some key in sort({namespaced_name(c) | some c in _all_catalogs})
-	cs := [c | some c in _all_catalogs; namespaced_name(c) == key][0]
+catalogs := [e.object | some e in catalog_entries]
+
+# catalog_entries are lib.catalogs with what every package reads of them, computed once:
+# {"object", "key" ("namespace/name"), "namespace", "name", "state" (lastObservedState, "" when
+# absent)}. Sorting [key, position] and keeping the first of each key keeps the first copy, so
+# a catalog in catalogSources wins over the same sourceCatalog.
+catalog_entries := [{
+	"object": _all_catalogs[e[1]],
+	"key": e[0],
+	"namespace": e[2],
+	"name": e[3],
+	"state": object.get(_catalog_root, ["all", e[1], "status", "connectionState", "lastObservedState"], ""),
+} |
+	some j, e in _catalog_sorted
+	not _catalog_sorted[j - 1][0] == e[0]
 ]
 
 _all_catalogs := array.concat(
 	object.get(input, "catalogSources", []),
 	[c | c := input.sourceCatalog; c != null],
 )
+
+# Lookups go through _catalog_root so that a catalog that is not an object reads as defaults
+# instead of raising a built-in error.
+_catalog_root := {"all": _all_catalogs}
+
+_catalog_sorted := sort([[sprintf("%s/%s", [ns, n]), i, ns, n] |
+	some i, _ in _all_catalogs
+	ns := object.get(_catalog_root, ["all", i, "metadata", "namespace"], "")
+	n := object.get(_catalog_root, ["all", i, "metadata", "name"], "")
+])
 
 # is_source_catalog is true for the catalog the Subscription's spec.source names.
 is_source_catalog(cs) := namespaced_name(cs) == source_catalog_key

@@ -25,11 +25,14 @@ conditions := [
 
 _cond(t, status, reason, message) := {"type": t, "status": status, "reason": reason, "message": message}
 
-_sub := input.subscription
+# Facts read once: each field directly, with the default lib.get would give.
+default _sub_namespace := ""
 
-_sub_namespace := lib.get(_sub, ["metadata", "namespace"], "")
+_sub_namespace := input.subscription.metadata.namespace
 
-_package := lib.get(_sub, ["spec", "name"], "")
+default _package := ""
+
+_package := input.subscription.spec.name
 
 _installed := lib.installed_csv_name
 
@@ -37,7 +40,13 @@ _current := lib.current_csv_name
 
 _plan := input.installPlan
 
-_plan_ref := lib.get(_sub, ["status", "installPlanRef"], null)
+default _plan_ref := null
+
+_plan_ref := input.subscription.status.installPlanRef
+
+default _plan_phase := ""
+
+_plan_phase := input.installPlan.status.phase
 
 _phase(obj) := lib.get(obj, ["status", "phase"], "")
 
@@ -50,7 +59,7 @@ resolution_failed := _cond(
 	lib.or_else(object.get(c, "reason", ""), "ResolutionFailed"),
 	lib.or_else(object.get(c, "message", ""), "OLM reports that resolution failed"),
 ) if {
-	c := lib.condition(lib.conditions(_sub), "ResolutionFailed")
+	c := [x | some x in input.subscription.status.conditions; x.type == "ResolutionFailed"][0]
 } else := _cond(
 	"ResolutionFailed", "False", "NoFailureReported",
 	"OLM reports no resolution failure for this Subscription",
@@ -68,26 +77,32 @@ catalog_health(cs) := "True" if {
 	_observed(cs) == ""
 } else := "False"
 
+# The health a lastObservedState means: READY is True, none ("") Unknown, anything else False.
+_health_of := {"READY": "True", "": "Unknown"}
+
+# _catalog_health is the health of each of lib.catalogs, in the same order.
+_catalog_health := [object.get(_health_of, [e.state], "False") | some e in lib.catalog_entries]
+
 # catalogStatus is one entry per catalog visible to the Subscription (and its source catalog).
 catalog_status := [{
-	"namespace": lib.get(cs, ["metadata", "namespace"], ""),
-	"name": lib.name(cs),
-	"healthy": catalog_health(cs),
-	"lastObservedState": _observed(cs),
-	"source": lib.is_source_catalog(cs),
-	"valid": catalogsource.valid(cs),
+	"namespace": e.namespace,
+	"name": e.name,
+	"healthy": _catalog_health[i],
+	"lastObservedState": e.state,
+	"source": e.key == lib.source_catalog_key,
+	"valid": count(catalogsource.catalog_violations[i]) == 0,
 } |
-	some cs in lib.catalogs
+	some i, e in lib.catalog_entries
 ]
 
-_unhealthy := [sprintf("%s (%s)", [lib.namespaced_name(cs), _observed(cs)]) |
-	some cs in lib.catalogs
-	catalog_health(cs) == "False"
+_unhealthy := [sprintf("%s (%s)", [e.key, e.state]) |
+	some i, e in lib.catalog_entries
+	_catalog_health[i] == "False"
 ]
 
-_unobserved := [lib.namespaced_name(cs) |
-	some cs in lib.catalogs
-	catalog_health(cs) == "Unknown"
+_unobserved := [e.key |
+	some i, e in lib.catalog_entries
+	_catalog_health[i] == "Unknown"
 ]
 
 # CatalogSourcesUnhealthy looks at every visible catalog, as the reference does.
@@ -120,7 +135,9 @@ catalog_sources_unhealthy := _cond(
 	sprintf("all %d visible catalog sources are READY", [count(lib.catalogs)]),
 )
 
-_source_namespace := lib.get(_sub, ["spec", "sourceNamespace"], "")
+default _source_namespace := ""
+
+_source_namespace := input.subscription.spec.sourceNamespace
 
 # CatalogSourceInvalid is about the Subscription's own source catalog only.
 catalog_source_invalid := _cond(
@@ -138,28 +155,40 @@ catalog_source_invalid := _cond(
 	not _source_namespace in {_sub_namespace, lib.global_catalog_namespace}
 } else := _cond(
 	"CatalogSourceInvalid", "True", "CatalogSourceSpecInvalid",
-	sprintf("the source catalog %s is invalid: %s", [lib.source_catalog_key, violations_text(input.sourceCatalog)]),
+	sprintf("the source catalog %s is invalid: %s", [lib.source_catalog_key, _violations_text(catalogsource.source_violations)]),
 ) if {
-	not catalogsource.valid(input.sourceCatalog)
+	count(catalogsource.source_violations) > 0
 } else := _cond(
 	"CatalogSourceInvalid", "False", "CatalogSourceValid",
 	sprintf("the source catalog %s exists and names exactly one source", [lib.source_catalog_key]),
 )
 
 # violations_text is a CatalogSource's violations as "field: message; ...".
-violations_text(cs) := concat("; ", [sprintf("%s %s", [v.field, v.message]) | some v in sort(catalogsource.violations(cs))])
+violations_text(cs) := _violations_text(catalogsource.violations(cs))
+
+_violations_text(found) := concat("; ", [sprintf("%s %s", [v.field, v.message]) | some v in sort(found)])
 
 # ----------------------------------------------------------------------------------------------
 # PackageChannelInvalid, from the PackageManifest when it is known.
 
 _manifest := input.packageManifest
 
-_manifest_channels := {c.name | some c in lib.get(_manifest, ["status", "channels"], [])}
+default _channels := []
 
-_default_channel := lib.get(_manifest, ["status", "defaultChannel"], "")
+_channels := input.packageManifest.status.channels
+
+_manifest_channels := {c.name | some c in _channels}
+
+default _default_channel := ""
+
+_default_channel := input.packageManifest.status.defaultChannel
+
+default _spec_channel := ""
+
+_spec_channel := input.subscription.spec.channel
 
 # channel is the channel the Subscription follows: spec.channel, else the package's default.
-channel := lib.or_else(lib.get(_sub, ["spec", "channel"], ""), _default_channel)
+channel := lib.or_else(_spec_channel, _default_channel)
 
 package_channel_invalid := _cond(
 	"PackageChannelInvalid", "Unknown", "PackageManifestUnknown",
@@ -182,7 +211,7 @@ package_channel_invalid := _cond(
 )
 
 # channel_head is the newest CSV of the followed channel per the PackageManifest ("" unknown).
-channel_head := [c.currentCSV | some c in lib.get(_manifest, ["status", "channels"], []); c.name == channel][0]
+channel_head := [c.currentCSV | some c in _channels; c.name == channel][0]
 
 default channel_head := ""
 
@@ -212,7 +241,7 @@ install_plan_failed := _cond(
 	"InstallPlanFailed", "True", _plan_failure_reason,
 	trim_suffix(sprintf("InstallPlan %s failed: %s", [lib.namespaced_name(_plan), _plan_failure_message]), ": "),
 ) if {
-	_phase(_plan) == "Failed"
+	_plan_phase == "Failed"
 } else := _cond(
 	"InstallPlanFailed", "Unknown", "InstallPlanNotFound",
 	sprintf("the referenced InstallPlan %s does not exist, so whether it failed is unknown", [_plan_key]),
@@ -226,7 +255,7 @@ install_plan_failed := _cond(
 	_plan == null
 } else := _cond(
 	"InstallPlanFailed", "False", "InstallPlanNotFailed",
-	sprintf("InstallPlan %s is in phase %s", [lib.namespaced_name(_plan), lib.or_else(_phase(_plan), "None")]),
+	sprintf("InstallPlan %s is in phase %s", [lib.namespaced_name(_plan), lib.or_else(_plan_phase, "None")]),
 )
 
 install_plan_missing := _cond(
@@ -245,11 +274,14 @@ install_plan_missing := _cond(
 	sprintf("InstallPlan %s exists", [lib.namespaced_name(_plan)]),
 )
 
-# The plans that concern this Subscription: the referenced one and the pending ones.
-_plans := [p |
-	some key in sort({lib.namespaced_name(q) | some q in _all_plans})
-	p := [q | some q in _all_plans; lib.namespaced_name(q) == key][0]
+# The plans that concern this Subscription: the referenced one and the pending ones, one per
+# namespace/name (the first copy), sorted by namespace/name.
+_plans := [_all_plans[e[1]] |
+	some j, e in _plans_sorted
+	not _plans_sorted[j - 1][0] == e[0]
 ]
+
+_plans_sorted := sort([[lib.namespaced_name(q), i] | some i, q in _all_plans])
 
 _all_plans := array.concat([p | p := _plan; p != null], object.get(input, "pendingInstallPlans", []))
 
@@ -264,8 +296,12 @@ awaiting_plans := [p | some p in _plans; awaits_approval(p)]
 
 _plan_text(p) := sprintf("%s (%s)", [lib.namespaced_name(p), concat(", ", lib.get(p, ["spec", "clusterServiceVersionNames"], []))])
 
+default _approval := "Automatic"
+
+_approval := input.subscription.spec.installPlanApproval
+
 # automatic holds when OLM approves plans itself, so Tollgate cannot hold an upgrade.
-automatic if lib.get(_sub, ["spec", "installPlanApproval"], "Automatic") != "Manual"
+automatic if _approval != "Manual"
 
 install_plan_awaiting_manual_approval := _cond(
 	"InstallPlanAwaitingManualApproval", "True", "RequiresApproval",
@@ -351,7 +387,7 @@ installed_csv_failed := _cond(
 _plan_pending if count(object.get(input, "pendingInstallPlans", [])) > 0
 
 _plan_pending if {
-	not _phase(_plan) in {"Complete", "Failed"}
+	not _plan_phase in {"Complete", "Failed"}
 	_current in lib.get(_plan, ["spec", "clusterServiceVersionNames"], [])
 	_current != _installed
 }
@@ -376,7 +412,7 @@ up_to_date if {
 state := "UpgradePending" if {
 	_plan_pending
 } else := "UpgradeFailed" if {
-	_phase(_plan) == "Failed"
+	_plan_phase == "Failed"
 	_current != _installed
 } else := "UpgradeFailed" if {
 	_installed != ""
