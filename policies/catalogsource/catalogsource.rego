@@ -12,7 +12,7 @@ import data.tollgate.lib
 # The common case, one structured source with its required field and none of the fields the
 # other rules look at, is settled by one set intersection.
 violations(cs) := set() if {
-	_plainly_valid(lib.get(cs, ["spec"], {}))
+	_plainly_valid(cs.spec)
 } else := ((_count_violations(spec) | _required_violations(spec)) | _legacy_violations(spec)) | _pod_config_violations(spec) if {
 	spec := lib.get(cs, ["spec"], {})
 }

@@ -65,14 +65,26 @@ _rank_of := {t: object.union({s: i | some i, s in order}, {k: r | k := _absent; 
 	some t, order in _order
 }
 
-_rank_index := {t: {s: i | some i, s in order} | some t, order in _order}
+# _rank_index[t][status] is the position of status in _order[t].
+_rank_index := {
+	"Available": {"True": 0, "Unknown": 1, "False": 2},
+	"Progressing": {"False": 0, "Unknown": 1, "True": 2},
+	"Degraded": {"False": 0, "Unknown": 1, "True": 2},
+}
+
+# _kind_name(i) is lib.kind_name of operand i.
+_kind_name(i) := sprintf("%s %s/%s", [
+	object.get(_operand_root, ["ops", i, "kind"], "object"),
+	object.get(_operand_root, ["ops", i, "metadata", "namespace"], ""),
+	object.get(_operand_root, ["ops", i, "metadata", "name"], ""),
+])
 
 # _view is what operand i says about type t, with HCO's defaults filled in.
 _view(i, t) := {
 	"reason": lib.or_else(object.get(c, "reason", ""), "InstallInvalid"),
 	"message": object.get(c, "message", ""),
 } if {
-	c := [x | some x in _conditions[i]; x.type == t][0]
+	c := [x | some x in _operands[i].status.conditions; x.type == t][0]
 	_ = c.status
 } else := {
 	"reason": "InstallInvalid",
@@ -86,7 +98,7 @@ _worst(t) := {
 	"message": trim_suffix(
 		sprintf("%d of %d operands report %s=%s; most recent: %s: %s", [
 			pick[2], count(_operands), t, _order[t][pick[1]],
-			lib.kind_name(_operands[pick[0]]), view.message,
+			_kind_name(pick[0]), view.message,
 		]),
 		": ",
 	),
@@ -120,21 +132,19 @@ _pick(t) := [0 - last[3], last[1], count([1 | some c in cells; c[1] == last[1]])
 }
 
 # _reports[t] are the [type, rank, time, -index] of the operands' conditions of type t that have
-# a status and a string lastTransitionTime (the inner comprehension is indexed by type).
+# a status of True, False or Unknown and a string lastTransitionTime (the inner comprehension is
+# indexed by type). Any other condition of type t sends the type to the general path.
 _reports := {t: [r | some r in _all_reports; r[0] == t] | some t in types}
 
-_all_reports := [[c.type, object.get(_status_rank, [c.type, c.status], 1), ts, _negated[i]] |
-	some i, conds in _conditions
-	some c in conds
+_all_reports := [[c.type, _rank_index[c.type][c.status], ts, _negated[i]] |
+	some i, op in _operands
+	some c in op.status.conditions
 	ts := c.lastTransitionTime
 	is_string(ts)
 ]
 
-# _status_rank[t][status] is the rank of a reported status; anything else ranks as Unknown (1
-# for every type).
-_status_rank := {t: {s: i | some i, s in order} | some t, order in _order}
-
-_negated := [n | some i, _ in _operands; n := 0 - i]
+# _negated[i] is -i (a descending range, so no arithmetic per operand).
+_negated := numbers.range(0, 1 - count(_operands))
 
 # _cells(t) is one [rank, lastTransitionTime, absent] per operand for type t.
 _cells(t) := [[r, ts, st == _absent] |

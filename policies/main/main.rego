@@ -84,7 +84,9 @@ _entry(pkg, d) := {"code": d.code, "message": d.message, "package": pkg, "title"
 
 _disabled := {c | some c in data.tollgate.config.disabledCodes} - {"PolicyError"}
 
-_overrides := lib.get(input.gate, ["spec", "overrides"], [])
+default _overrides := []
+
+_overrides := input.gate.spec.overrides
 
 _override(code) := [o | some o in _overrides; o.code == code][0]
 
@@ -124,7 +126,15 @@ _waiting if count(subscription.awaiting_plans) > 0
 
 _waiting if subscription.state == "UpgradeAvailable"
 
-_mode := lib.or_else(lib.get(input.gate, ["spec", "mode"], ""), lib.get(input.config, ["defaultMode"], "Enforce"))
+default _gate_mode := ""
+
+_gate_mode := input.gate.spec.mode
+
+default _default_mode := "Enforce"
+
+_default_mode := input.config.defaultMode
+
+_mode := lib.or_else(_gate_mode, _default_mode)
 
 _codes := concat(", ", [d.code | some d in standing])
 

@@ -23,8 +23,6 @@ conditions := [
 	installed_csv_failed,
 ]
 
-_cond(t, status, reason, message) := {"type": t, "status": status, "reason": reason, "message": message}
-
 # Facts read once: each field directly, with the default lib.get would give.
 default _sub_namespace := ""
 
@@ -53,17 +51,9 @@ _phase(obj) := lib.get(obj, ["status", "phase"], "")
 # ----------------------------------------------------------------------------------------------
 # ResolutionFailed: Tollgate does not resolve; it mirrors OLM's own condition, False when none.
 
-resolution_failed := _cond(
-	"ResolutionFailed",
-	c.status,
-	lib.or_else(object.get(c, "reason", ""), "ResolutionFailed"),
-	lib.or_else(object.get(c, "message", ""), "OLM reports that resolution failed"),
-) if {
+resolution_failed := {"type": "ResolutionFailed", "status": c.status, "reason": lib.or_else(object.get(c, "reason", ""), "ResolutionFailed"), "message": lib.or_else(object.get(c, "message", ""), "OLM reports that resolution failed")} if {
 	c := [x | some x in input.subscription.status.conditions; x.type == "ResolutionFailed"][0]
-} else := _cond(
-	"ResolutionFailed", "False", "NoFailureReported",
-	"OLM reports no resolution failure for this Subscription",
-)
+} else := {"type": "ResolutionFailed", "status": "False", "reason": "NoFailureReported", "message": "OLM reports no resolution failure for this Subscription"}
 
 # ----------------------------------------------------------------------------------------------
 # Catalogs. Healthy means status.connectionState.lastObservedState == "READY"; without a
@@ -106,62 +96,38 @@ _unobserved := [e.key |
 ]
 
 # CatalogSourcesUnhealthy looks at every visible catalog, as the reference does.
-catalog_sources_unhealthy := _cond(
-	"CatalogSourcesUnhealthy", "True", "CatalogSourcesUnhealthy",
-	sprintf("%d of %d visible catalog sources are not READY: %s", [
-		count(_unhealthy), count(lib.catalogs),
-		concat(", ", _unhealthy),
-	]),
-) if {
+catalog_sources_unhealthy := {"type": "CatalogSourcesUnhealthy", "status": "True", "reason": "CatalogSourcesUnhealthy", "message": sprintf("%d of %d visible catalog sources are not READY: %s", [
+	count(_unhealthy), count(lib.catalogs),
+	concat(", ", _unhealthy),
+])} if {
 	count(_unhealthy) > 0
-} else := _cond(
-	"CatalogSourcesUnhealthy", "Unknown", "MissingCatalogInfo",
-	sprintf("the health of %d of %d visible catalog sources is not yet known (no status.connectionState): %s", [
-		count(_unobserved), count(lib.catalogs),
-		concat(", ", _unobserved),
-	]),
-) if {
+} else := {"type": "CatalogSourcesUnhealthy", "status": "Unknown", "reason": "MissingCatalogInfo", "message": sprintf("the health of %d of %d visible catalog sources is not yet known (no status.connectionState): %s", [
+	count(_unobserved), count(lib.catalogs),
+	concat(", ", _unobserved),
+])} if {
 	count(_unobserved) > 0
-} else := _cond(
-	"CatalogSourcesUnhealthy", "False", "NoCatalogSources",
-	sprintf("no catalog sources are visible in namespace %s or in the global catalog namespace %s", [
-		_sub_namespace,
-		lib.global_catalog_namespace,
-	]),
-) if {
+} else := {"type": "CatalogSourcesUnhealthy", "status": "False", "reason": "NoCatalogSources", "message": sprintf("no catalog sources are visible in namespace %s or in the global catalog namespace %s", [
+	_sub_namespace,
+	lib.global_catalog_namespace,
+])} if {
 	count(lib.catalogs) == 0
-} else := _cond(
-	"CatalogSourcesUnhealthy", "False", "CatalogSourcesHealthy",
-	sprintf("all %d visible catalog sources are READY", [count(lib.catalogs)]),
-)
+} else := {"type": "CatalogSourcesUnhealthy", "status": "False", "reason": "CatalogSourcesHealthy", "message": sprintf("all %d visible catalog sources are READY", [count(lib.catalogs)])}
 
 default _source_namespace := ""
 
 _source_namespace := input.subscription.spec.sourceNamespace
 
 # CatalogSourceInvalid is about the Subscription's own source catalog only.
-catalog_source_invalid := _cond(
-	"CatalogSourceInvalid", "True", "CatalogSourceNotFound",
-	sprintf("the source catalog %s (spec.sourceNamespace/spec.source) does not exist: create it, or point spec.source and spec.sourceNamespace at an existing catalog", [lib.source_catalog_key]),
-) if {
+catalog_source_invalid := {"type": "CatalogSourceInvalid", "status": "True", "reason": "CatalogSourceNotFound", "message": sprintf("the source catalog %s (spec.sourceNamespace/spec.source) does not exist: create it, or point spec.source and spec.sourceNamespace at an existing catalog", [lib.source_catalog_key])} if {
 	input.sourceCatalog == null
-} else := _cond(
-	"CatalogSourceInvalid", "True", "CatalogSourceNotVisible",
-	sprintf("the source catalog %s is neither in the Subscription's namespace %s nor in the global catalog namespace %s, so OLM does not resolve from it: move the catalog or fix spec.sourceNamespace", [
-		lib.source_catalog_key, _sub_namespace,
-		lib.global_catalog_namespace,
-	]),
-) if {
+} else := {"type": "CatalogSourceInvalid", "status": "True", "reason": "CatalogSourceNotVisible", "message": sprintf("the source catalog %s is neither in the Subscription's namespace %s nor in the global catalog namespace %s, so OLM does not resolve from it: move the catalog or fix spec.sourceNamespace", [
+	lib.source_catalog_key, _sub_namespace,
+	lib.global_catalog_namespace,
+])} if {
 	not _source_namespace in {_sub_namespace, lib.global_catalog_namespace}
-} else := _cond(
-	"CatalogSourceInvalid", "True", "CatalogSourceSpecInvalid",
-	sprintf("the source catalog %s is invalid: %s", [lib.source_catalog_key, _violations_text(catalogsource.source_violations)]),
-) if {
+} else := {"type": "CatalogSourceInvalid", "status": "True", "reason": "CatalogSourceSpecInvalid", "message": sprintf("the source catalog %s is invalid: %s", [lib.source_catalog_key, _violations_text(catalogsource.source_violations)])} if {
 	count(catalogsource.source_violations) > 0
-} else := _cond(
-	"CatalogSourceInvalid", "False", "CatalogSourceValid",
-	sprintf("the source catalog %s exists and names exactly one source", [lib.source_catalog_key]),
-)
+} else := {"type": "CatalogSourceInvalid", "status": "False", "reason": "CatalogSourceValid", "message": sprintf("the source catalog %s exists and names exactly one source", [lib.source_catalog_key])}
 
 # violations_text is a CatalogSource's violations as "field: message; ...".
 violations_text(cs) := _violations_text(catalogsource.violations(cs))
@@ -190,25 +156,13 @@ _spec_channel := input.subscription.spec.channel
 # channel is the channel the Subscription follows: spec.channel, else the package's default.
 channel := lib.or_else(_spec_channel, _default_channel)
 
-package_channel_invalid := _cond(
-	"PackageChannelInvalid", "Unknown", "PackageManifestUnknown",
-	sprintf("the PackageManifest of package %s in catalog %s is not known, so channel %q cannot be checked", [_package, lib.source_catalog_key, channel]),
-) if {
+package_channel_invalid := {"type": "PackageChannelInvalid", "status": "Unknown", "reason": "PackageManifestUnknown", "message": sprintf("the PackageManifest of package %s in catalog %s is not known, so channel %q cannot be checked", [_package, lib.source_catalog_key, channel])} if {
 	_manifest == null
-} else := _cond(
-	"PackageChannelInvalid", "True", "NoDefaultChannel",
-	sprintf("spec.channel is empty and package %s has no default channel: set spec.channel to one of: %s", [_package, lib.join_names(_manifest_channels)]),
-) if {
+} else := {"type": "PackageChannelInvalid", "status": "True", "reason": "NoDefaultChannel", "message": sprintf("spec.channel is empty and package %s has no default channel: set spec.channel to one of: %s", [_package, lib.join_names(_manifest_channels)])} if {
 	channel == ""
-} else := _cond(
-	"PackageChannelInvalid", "True", "ChannelNotFound",
-	sprintf("channel %q is not in package %s served by catalog %s: set spec.channel to one of: %s", [channel, _package, lib.source_catalog_key, lib.join_names(_manifest_channels)]),
-) if {
+} else := {"type": "PackageChannelInvalid", "status": "True", "reason": "ChannelNotFound", "message": sprintf("channel %q is not in package %s served by catalog %s: set spec.channel to one of: %s", [channel, _package, lib.source_catalog_key, lib.join_names(_manifest_channels)])} if {
 	not channel in _manifest_channels
-} else := _cond(
-	"PackageChannelInvalid", "False", "PackageChannelValid",
-	sprintf("channel %q of package %s is served by catalog %s", [channel, _package, lib.source_catalog_key]),
-)
+} else := {"type": "PackageChannelInvalid", "status": "False", "reason": "PackageChannelValid", "message": sprintf("channel %q of package %s is served by catalog %s", [channel, _package, lib.source_catalog_key])}
 
 # channel_head is the newest CSV of the followed channel per the PackageManifest ("" unknown).
 channel_head := [c.currentCSV | some c in _channels; c.name == channel][0]
@@ -237,42 +191,21 @@ _plan_failure_message := lib.or_else(
 
 default _plan_failure_message := ""
 
-install_plan_failed := _cond(
-	"InstallPlanFailed", "True", _plan_failure_reason,
-	trim_suffix(sprintf("InstallPlan %s failed: %s", [lib.namespaced_name(_plan), _plan_failure_message]), ": "),
-) if {
+install_plan_failed := {"type": "InstallPlanFailed", "status": "True", "reason": _plan_failure_reason, "message": trim_suffix(sprintf("InstallPlan %s failed: %s", [lib.namespaced_name(_plan), _plan_failure_message]), ": ")} if {
 	_plan_phase == "Failed"
-} else := _cond(
-	"InstallPlanFailed", "Unknown", "InstallPlanNotFound",
-	sprintf("the referenced InstallPlan %s does not exist, so whether it failed is unknown", [_plan_key]),
-) if {
+} else := {"type": "InstallPlanFailed", "status": "Unknown", "reason": "InstallPlanNotFound", "message": sprintf("the referenced InstallPlan %s does not exist, so whether it failed is unknown", [_plan_key])} if {
 	_plan == null
 	_plan_ref != null
-} else := _cond(
-	"InstallPlanFailed", "False", "NoInstallPlan",
-	"the Subscription references no InstallPlan",
-) if {
+} else := {"type": "InstallPlanFailed", "status": "False", "reason": "NoInstallPlan", "message": "the Subscription references no InstallPlan"} if {
 	_plan == null
-} else := _cond(
-	"InstallPlanFailed", "False", "InstallPlanNotFailed",
-	sprintf("InstallPlan %s is in phase %s", [lib.namespaced_name(_plan), lib.or_else(_plan_phase, "None")]),
-)
+} else := {"type": "InstallPlanFailed", "status": "False", "reason": "InstallPlanNotFailed", "message": sprintf("InstallPlan %s is in phase %s", [lib.namespaced_name(_plan), lib.or_else(_plan_phase, "None")])}
 
-install_plan_missing := _cond(
-	"InstallPlanMissing", "True", "ReferencedInstallPlanNotFound",
-	sprintf("the Subscription references InstallPlan %s, which does not exist: OLM cannot install %s until it generates a new plan", [_plan_key, lib.or_else(_current, "the current CSV")]),
-) if {
+install_plan_missing := {"type": "InstallPlanMissing", "status": "True", "reason": "ReferencedInstallPlanNotFound", "message": sprintf("the Subscription references InstallPlan %s, which does not exist: OLM cannot install %s until it generates a new plan", [_plan_key, lib.or_else(_current, "the current CSV")])} if {
 	_plan == null
 	_plan_ref != null
-} else := _cond(
-	"InstallPlanMissing", "False", "NoInstallPlanReferenced",
-	"the Subscription references no InstallPlan",
-) if {
+} else := {"type": "InstallPlanMissing", "status": "False", "reason": "NoInstallPlanReferenced", "message": "the Subscription references no InstallPlan"} if {
 	_plan == null
-} else := _cond(
-	"InstallPlanMissing", "False", "InstallPlanFound",
-	sprintf("InstallPlan %s exists", [lib.namespaced_name(_plan)]),
-)
+} else := {"type": "InstallPlanMissing", "status": "False", "reason": "InstallPlanFound", "message": sprintf("InstallPlan %s exists", [lib.namespaced_name(_plan)])}
 
 # The plans that concern this Subscription: the referenced one and the pending ones, one per
 # namespace/name (the first copy), sorted by namespace/name.
@@ -303,20 +236,11 @@ _approval := input.subscription.spec.installPlanApproval
 # automatic holds when OLM approves plans itself, so Tollgate cannot hold an upgrade.
 automatic if _approval != "Manual"
 
-install_plan_awaiting_manual_approval := _cond(
-	"InstallPlanAwaitingManualApproval", "True", "RequiresApproval",
-	sprintf("awaiting manual approval: InstallPlan %s", [concat(", ", [_plan_text(p) | some p in awaiting_plans])]),
-) if {
+install_plan_awaiting_manual_approval := {"type": "InstallPlanAwaitingManualApproval", "status": "True", "reason": "RequiresApproval", "message": sprintf("awaiting manual approval: InstallPlan %s", [concat(", ", [_plan_text(p) | some p in awaiting_plans])])} if {
 	count(awaiting_plans) > 0
-} else := _cond(
-	"InstallPlanAwaitingManualApproval", "False", "AutomaticApproval",
-	"spec.installPlanApproval is Automatic, so OLM approves plans itself and Tollgate cannot hold an upgrade: set spec.installPlanApproval to Manual (or run the manager with --take-over-approval)",
-) if {
+} else := {"type": "InstallPlanAwaitingManualApproval", "status": "False", "reason": "AutomaticApproval", "message": "spec.installPlanApproval is Automatic, so OLM approves plans itself and Tollgate cannot hold an upgrade: set spec.installPlanApproval to Manual (or run the manager with --take-over-approval)"} if {
 	automatic
-} else := _cond(
-	"InstallPlanAwaitingManualApproval", "False", "NoApprovalPending",
-	"no InstallPlan of this Subscription awaits approval",
-)
+} else := {"type": "InstallPlanAwaitingManualApproval", "status": "False", "reason": "NoApprovalPending", "message": "no InstallPlan of this Subscription awaits approval"}
 
 # ----------------------------------------------------------------------------------------------
 # The installed CSV.
@@ -331,55 +255,25 @@ replacement := _current if {
 	not channel_head in {"", _installed}
 }
 
-installed_csv_replacement_available := _cond(
-	"InstalledCSVReplacementAvailable", "False", "NotInstalled",
-	sprintf("no CSV of package %s is installed yet", [_package]),
-) if {
+installed_csv_replacement_available := {"type": "InstalledCSVReplacementAvailable", "status": "False", "reason": "NotInstalled", "message": sprintf("no CSV of package %s is installed yet", [_package])} if {
 	_installed == ""
-} else := _cond(
-	"InstalledCSVReplacementAvailable", "True", "ReplacementAvailable",
-	sprintf("%s replaces the installed %s", [replacement, _installed]),
-) if {
+} else := {"type": "InstalledCSVReplacementAvailable", "status": "True", "reason": "ReplacementAvailable", "message": sprintf("%s replaces the installed %s", [replacement, _installed])} if {
 	replacement
-} else := _cond(
-	"InstalledCSVReplacementAvailable", "False", "NoReplacementAvailable",
-	sprintf("%s is the latest CSV known in channel %q", [_installed, channel]),
-)
+} else := {"type": "InstalledCSVReplacementAvailable", "status": "False", "reason": "NoReplacementAvailable", "message": sprintf("%s is the latest CSV known in channel %q", [_installed, channel])}
 
-installed_csv_missing := _cond(
-	"InstalledCSVMissing", "False", "NotInstalled",
-	sprintf("no CSV of package %s is installed yet", [_package]),
-) if {
+installed_csv_missing := {"type": "InstalledCSVMissing", "status": "False", "reason": "NotInstalled", "message": sprintf("no CSV of package %s is installed yet", [_package])} if {
 	_installed == ""
-} else := _cond(
-	"InstalledCSVMissing", "True", "InstalledCSVNotFound",
-	sprintf("the Subscription reports %s as installed, but no such ClusterServiceVersion exists in namespace %s", [_installed, _sub_namespace]),
-) if {
+} else := {"type": "InstalledCSVMissing", "status": "True", "reason": "InstalledCSVNotFound", "message": sprintf("the Subscription reports %s as installed, but no such ClusterServiceVersion exists in namespace %s", [_installed, _sub_namespace])} if {
 	input.installedCSV == null
-} else := _cond(
-	"InstalledCSVMissing", "False", "InstalledCSVFound",
-	sprintf("ClusterServiceVersion %s exists", [_installed]),
-)
+} else := {"type": "InstalledCSVMissing", "status": "False", "reason": "InstalledCSVFound", "message": sprintf("ClusterServiceVersion %s exists", [_installed])}
 
-installed_csv_failed := _cond(
-	"InstalledCSVFailed", "False", "NotInstalled",
-	sprintf("no CSV of package %s is installed yet", [_package]),
-) if {
+installed_csv_failed := {"type": "InstalledCSVFailed", "status": "False", "reason": "NotInstalled", "message": sprintf("no CSV of package %s is installed yet", [_package])} if {
 	_installed == ""
-} else := _cond(
-	"InstalledCSVFailed", "Unknown", "InstalledCSVNotFound",
-	sprintf("ClusterServiceVersion %s does not exist, so whether it failed is unknown", [_installed]),
-) if {
+} else := {"type": "InstalledCSVFailed", "status": "Unknown", "reason": "InstalledCSVNotFound", "message": sprintf("ClusterServiceVersion %s does not exist, so whether it failed is unknown", [_installed])} if {
 	input.installedCSV == null
-} else := _cond(
-	"InstalledCSVFailed", "True", lib.or_else(lib.get(input.installedCSV, ["status", "reason"], ""), "CSVFailed"),
-	trim_suffix(sprintf("%s failed: %s", [_installed, lib.get(input.installedCSV, ["status", "message"], "")]), ": "),
-) if {
+} else := {"type": "InstalledCSVFailed", "status": "True", "reason": lib.or_else(lib.get(input.installedCSV, ["status", "reason"], ""), "CSVFailed"), "message": trim_suffix(sprintf("%s failed: %s", [_installed, lib.get(input.installedCSV, ["status", "message"], "")]), ": ")} if {
 	lib.csv_phase == "Failed"
-} else := _cond(
-	"InstalledCSVFailed", "False", "InstalledCSVNotFailed",
-	sprintf("%s is in phase %s", [_installed, lib.or_else(lib.csv_phase, "None")]),
-)
+} else := {"type": "InstalledCSVFailed", "status": "False", "reason": "InstalledCSVNotFailed", "message": sprintf("%s is in phase %s", [_installed, lib.or_else(lib.csv_phase, "None")])}
 
 # ----------------------------------------------------------------------------------------------
 # state and upToDate.

@@ -26,13 +26,28 @@ _oc := input.operatorCondition if {
 
 _oc_name := lib.kind_name(object.union({"kind": "OperatorCondition"}, _oc))
 
-_override(t) := lib.condition(lib.get(_oc, ["spec", "overrides"], []), t)
+# The OperatorCondition's lists, read once ([] when absent, or when _oc does not apply).
+default _overrides := []
 
-_status_condition(t) := lib.condition(lib.get(_oc, ["status", "conditions"], []), t)
+_overrides := _oc.spec.overrides
 
-_spec_condition(t) := lib.condition(lib.get(_oc, ["spec", "conditions"], []), t)
+default _status_conditions := []
 
-_generation := lib.get(_oc, ["metadata", "generation"], 0)
+_status_conditions := _oc.status.conditions
+
+default _spec_conditions := []
+
+_spec_conditions := _oc.spec.conditions
+
+_override(t) := lib.condition(_overrides, t)
+
+_status_condition(t) := lib.condition(_status_conditions, t)
+
+_spec_condition(t) := lib.condition(_spec_conditions, t)
+
+default _generation := 0
+
+_generation := _oc.metadata.generation
 
 _said(c) := lib.or_else(object.get(c, "message", ""), lib.or_else(object.get(c, "reason", ""), "no message"))
 
@@ -134,7 +149,9 @@ deny contains denial if {
 
 _source := input.sourceCatalog
 
-_source_state := lib.get(_source, ["status", "connectionState", "lastObservedState"], "")
+default _source_state := ""
+
+_source_state := _source.status.connectionState.lastObservedState
 
 # METADATA
 # title: The Subscription's source catalog does not exist
@@ -174,7 +191,7 @@ _not_ready_message := sprintf(
 #   code: CatalogSourceInvalid
 deny contains denial if {
 	_source != null
-	found := catalogsource.violations(_source)
+	found := catalogsource.source_violations
 	count(found) > 0
 	denial := lib.denial(rego.metadata.rule(), sprintf("the source catalog %s is invalid: %s", [
 		lib.source_catalog_key,
