@@ -15,6 +15,10 @@ import data.tollgate.subscription
 # The input document version these policies understand.
 input_version := "tollgate.dev/input/v1"
 
+# result is undefined for a document without one of the keys of version 1 (which never omits a
+# key: a missing object is null, a missing list []), and the engine turns that into a
+# PolicyError: the packages read fields with defaults, and a default must not stand in for a
+# whole missing object. (apiVersion and now are checked where they are used.)
 result := {
 	"conditions": array.concat(subscription.conditions, [upgrade_blocked]),
 	"health": health.conditions,
@@ -23,6 +27,15 @@ result := {
 	"catalogStatus": subscription.catalog_status,
 	"catalogValidation": catalogsource.validation,
 	"decision": decision,
+} if {
+	is_object(input)
+	count(_input_keys - object.keys(input)) == 0
+}
+
+_input_keys := {
+	"subscription", "installedCSV", "currentCSV", "installPlan", "pendingInstallPlans",
+	"installPlanPeers", "catalogSources", "sourceCatalog", "operatorCondition", "operatorGroup",
+	"packageManifest", "operands", "gate", "config",
 }
 
 decision := {"allowed": allowed, "denials": denials}

@@ -63,6 +63,13 @@ test_a_denial_blocks if {
 	b.message == "1 denials stand (OperatorNotUpgradeable); first: etcdoperator.v0.9.2 reports Upgradeable=False: migrating storage"
 }
 
+test_a_document_without_a_required_object_key_has_no_result if {
+	every key in object.keys(f.base) - {"apiVersion", "now"} {
+		not main.result with input as object.remove(f.base, {key})
+	}
+	main.result with input as object.union(f.base, {"installedCSV": null, "installPlan": null, "packageManifest": null, "gate": null})
+}
+
 test_allowed_defaults_to_false if {
 	not main.allowed with main.standing as [{"code": "X"}]
 }
