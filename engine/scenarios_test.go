@@ -472,6 +472,7 @@ func TestScenariosSubscriptionConditions(t *testing.T) {
 			w.pkg = nil
 		},
 		conditions: map[string]string{"CatalogSourceInvalid": "True/CatalogSourceNotVisible"},
+		denials:    []string{"CatalogSourceInvalid"},
 	}, {
 		name: "a legacy grpc catalog with sourceType and image is valid",
 		mutate: func(w *world) {
@@ -572,6 +573,7 @@ func TestScenariosSubscriptionConditions(t *testing.T) {
 		mutate:     func(w *world) { w.installed = nil },
 		conditions: map[string]string{"InstalledCSVMissing": "True/InstalledCSVNotFound", "InstalledCSVFailed": "Unknown"},
 		health:     map[string]string{"Available": "Unknown", "Progressing": "Unknown", "Degraded": "Unknown"},
+		denials:    []string{"InstalledCSVMissing"},
 	}, {
 		name: "InstalledCSVFailed=True mirrors the CSV's failure",
 		mutate: func(w *world) {

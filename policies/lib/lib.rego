@@ -78,16 +78,22 @@ default csv_phase := ""
 
 csv_phase := input.installedCSV.status.phase
 
-default _source_namespace := ""
+# source_namespace is the Subscription's spec.sourceNamespace ("" when unset).
+default source_namespace := ""
 
-_source_namespace := input.subscription.spec.sourceNamespace
+source_namespace := input.subscription.spec.sourceNamespace
+
+# subscription_namespace is the Subscription's own namespace ("" when unknown).
+default subscription_namespace := ""
+
+subscription_namespace := input.subscription.metadata.namespace
 
 default _source_name := ""
 
 _source_name := input.subscription.spec.source
 
 # source_catalog_key is the "namespace/name" the Subscription's spec.source points at.
-source_catalog_key := sprintf("%s/%s", [_source_namespace, _source_name])
+source_catalog_key := sprintf("%s/%s", [source_namespace, _source_name])
 
 # join_names is a sorted, comma-separated list for messages.
 join_names(names) := concat(", ", sort(names))

@@ -24,9 +24,7 @@ conditions := [
 ]
 
 # Facts read once: each field directly, with the default lib.get would give.
-default _sub_namespace := ""
-
-_sub_namespace := input.subscription.metadata.namespace
+_sub_namespace := lib.subscription_namespace
 
 default _package := ""
 
@@ -113,9 +111,7 @@ catalog_sources_unhealthy := {"type": "CatalogSourcesUnhealthy", "status": "True
 	count(lib.catalogs) == 0
 } else := {"type": "CatalogSourcesUnhealthy", "status": "False", "reason": "CatalogSourcesHealthy", "message": sprintf("all %d visible catalog sources are READY", [count(lib.catalogs)])}
 
-default _source_namespace := ""
-
-_source_namespace := input.subscription.spec.sourceNamespace
+_source_namespace := lib.source_namespace
 
 # CatalogSourceInvalid is about the Subscription's own source catalog only.
 catalog_source_invalid := {"type": "CatalogSourceInvalid", "status": "True", "reason": "CatalogSourceNotFound", "message": sprintf("the source catalog %s (spec.sourceNamespace/spec.source) does not exist: create it, or point spec.source and spec.sourceNamespace at an existing catalog", [lib.source_catalog_key])} if {

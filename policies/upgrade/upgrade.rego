@@ -186,6 +186,19 @@ _not_ready_message := sprintf(
 )
 
 # METADATA
+# title: The Subscription's source catalog is in a namespace OLM does not resolve from
+# custom:
+#   code: CatalogSourceInvalid
+deny contains denial if {
+	_source != null
+	not lib.source_namespace in {lib.subscription_namespace, lib.global_catalog_namespace}
+	denial := lib.denial(rego.metadata.rule(), sprintf(
+		"the source catalog %s is neither in the Subscription's namespace %s nor in the global catalog namespace %s, so OLM does not resolve from it and the plan cannot have come from it: move the catalog, or point spec.sourceNamespace at a visible one",
+		[lib.source_catalog_key, lib.subscription_namespace, lib.global_catalog_namespace],
+	))
+}
+
+# METADATA
 # title: The Subscription's source catalog has an invalid spec
 # custom:
 #   code: CatalogSourceInvalid
@@ -197,6 +210,25 @@ deny contains denial if {
 		lib.source_catalog_key,
 		concat("; ", [sprintf("%s %s", [v.field, v.message]) | some v in sort(found)]),
 	]))
+}
+
+# ----------------------------------------------------------------------------------------------
+# The installed CSV. On an upgrade (the Subscription names an installed CSV) Tollgate checks
+# that operator: its OperatorCondition and its operands. When the CSV itself is gone, neither
+# can be trusted (the operands are found through the CSV's owned CRDs), so the upgrade is held
+# until OLM settles. A first install has no installed CSV and is not concerned.
+
+# METADATA
+# title: The CSV the Subscription reports as installed does not exist
+# custom:
+#   code: InstalledCSVMissing
+deny contains denial if {
+	_installed != ""
+	input.installedCSV == null
+	denial := lib.denial(rego.metadata.rule(), sprintf(
+		"the Subscription reports %s as installed, but no such ClusterServiceVersion exists in namespace %s, so Tollgate cannot check the operator it would upgrade (its OperatorCondition and operands): wait for OLM to settle, or override InstalledCSVMissing if the CSV was removed on purpose",
+		[_installed, lib.subscription_namespace],
+	))
 }
 
 # ----------------------------------------------------------------------------------------------

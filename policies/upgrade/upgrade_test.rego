@@ -25,7 +25,7 @@ test_every_code_is_in_the_vocabulary if {
 	vocabulary := {
 		"OperatorNotUpgradeable", "OperatorConditionStale", "OperatorUpgrading", "OperatorDegraded",
 		"OperatorProgressing", "CatalogSourceUnhealthy", "CatalogSourceInvalid",
-		"InstallPlanIncludesBlockedOperator",
+		"InstallPlanIncludesBlockedOperator", "InstalledCSVMissing",
 	}
 	doc := f.with_patch({
 		"operatorCondition": f.operator_condition(3, [], [f.upgradeable("False", "m", 2)]),
@@ -241,4 +241,56 @@ test_stale_titles_tell_generation_from_not_yet_copied if {
 test_catalog_titles_tell_missing_from_not_ready if {
 	_titles(f.with_patch({"sourceCatalog": null}), "CatalogSourceUnhealthy") == {"The Subscription's source catalog does not exist"}
 	_titles(f.with_patch({"sourceCatalog": f.catalog("olm", "operatorhubio", "CONNECTING")}), "CatalogSourceUnhealthy") == {"The Subscription's source catalog is not READY"}
+}
+
+# --- a source catalog OLM does not resolve from
+
+_elsewhere := f.with_patch({
+	"subscription": {"spec": {"sourceNamespace": "elsewhere"}},
+	"sourceCatalog": f.catalog("elsewhere", "operatorhubio", "READY"),
+})
+
+test_a_source_catalog_outside_the_visible_namespaces_denies if {
+	_codes(_elsewhere) == {"CatalogSourceInvalid"}
+	_titles(_elsewhere, "CatalogSourceInvalid") == {"The Subscription's source catalog is in a namespace OLM does not resolve from"}
+	contains(_message(_elsewhere, "CatalogSourceInvalid"), "elsewhere/operatorhubio is neither in the Subscription's namespace operators nor in the global catalog namespace olm")
+}
+
+test_a_source_catalog_outside_the_visible_namespaces_denies_a_first_install_too if {
+	doc := object.union(f.first_install, {
+		"subscription": {"spec": {"sourceNamespace": "elsewhere"}},
+		"sourceCatalog": f.catalog("elsewhere", "operatorhubio", "READY"),
+	})
+	_codes(doc) == {"CatalogSourceInvalid"}
+}
+
+test_a_source_catalog_in_the_subscriptions_namespace_is_visible if {
+	doc := f.with_patch({
+		"subscription": {"spec": {"sourceNamespace": "operators", "source": "private"}},
+		"sourceCatalog": f.catalog("operators", "private", "READY"),
+	})
+	_codes(doc) == set()
+}
+
+test_the_global_catalog_namespace_follows_the_config if {
+	doc := f.with_patch({
+		"config": {"globalCatalogNamespace": "marketplace"},
+		"subscription": {"spec": {"sourceNamespace": "marketplace"}},
+		"sourceCatalog": f.catalog("marketplace", "operatorhubio", "READY"),
+	})
+	_codes(doc) == set()
+	_codes(object.union(doc, {"config": {"globalCatalogNamespace": "olm"}})) == {"CatalogSourceInvalid"}
+}
+
+# --- the installed CSV
+
+test_a_missing_installed_csv_denies_an_upgrade if {
+	doc := f.with_patch({"installedCSV": null})
+	_codes(doc) == {"InstalledCSVMissing"}
+	_titles(doc, "InstalledCSVMissing") == {"The CSV the Subscription reports as installed does not exist"}
+	startswith(_message(doc, "InstalledCSVMissing"), "the Subscription reports etcdoperator.v0.9.2 as installed, but no such ClusterServiceVersion exists in namespace operators")
+}
+
+test_a_first_install_without_an_installed_csv_is_allowed if {
+	_codes(f.first_install) == set()
 }

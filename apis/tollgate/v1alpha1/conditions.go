@@ -33,7 +33,10 @@ const (
 	CodeCatalogSourceUnhealthy             = "CatalogSourceUnhealthy"
 	CodeCatalogSourceInvalid               = "CatalogSourceInvalid"
 	CodeInstallPlanIncludesBlockedOperator = "InstallPlanIncludesBlockedOperator"
-	CodePolicyError                        = "PolicyError"
+	// CodeInstalledCSVMissing: the Subscription names an installed CSV that does not exist,
+	// so neither its OperatorCondition nor its operands can be checked.
+	CodeInstalledCSVMissing = "InstalledCSVMissing"
+	CodePolicyError         = "PolicyError"
 )
 
 // ConditionAutomaticApproval is True when the Subscription approves its InstallPlans
