@@ -9,4 +9,4 @@ while IFS= read -r line; do
 	*) n=$((n + 1)); if ((n % 100 == 0)); then echo "  $name: $n packages compiled"; fi ;;
 	esac
 done
-echo "  $name: done ($n packages)"
+echo "  $name: done ($n packages compiled, the rest from the Go build cache)"
