@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
-	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
 	"github.com/tollgate-dev/tollgate/controllers/gather"
 	"github.com/tollgate-dev/tollgate/engine"
@@ -88,13 +87,11 @@ func (r *evalReport) denied() bool {
 }
 
 type evalFlags struct {
-	snapshot    []string
-	policy      policyFlags
-	globalNS    string
-	now         string
-	defaultMode string
-	output      string
-	failOnDeny  bool
+	snapshot   []string
+	policy     policyFlags
+	decision   decisionFlags
+	output     string
+	failOnDeny bool
 }
 
 func newEvalCommand() *cobra.Command {
@@ -133,9 +130,7 @@ is denied.`,
 	}
 	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "YAML/JSON file or folder of cluster state (required; repeatable)")
 	f.policy.bind(cmd)
-	cmd.Flags().StringVar(&f.globalNS, "global-catalog-namespace", "olm", "namespace whose CatalogSources every Subscription can use")
-	cmd.Flags().StringVar(&f.now, "now", "", "evaluate as if at this RFC 3339 time, e.g. 2026-11-20T12:00:00Z (default: the current time)")
-	cmd.Flags().StringVar(&f.defaultMode, "default-mode", string(tollgatev1alpha1.ModeEnforce), "mode of gates whose spec.mode is empty: Enforce or Audit (Audit never approves)")
+	f.decision.bind(cmd)
 	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, json or yaml")
 	cmd.Flags().BoolVar(&f.failOnDeny, "fail-on-deny", false, fmt.Sprintf("exit with status %d when any Subscription's upgrade is denied", exitDenied))
 	_ = cmd.MarkFlagRequired("snapshot")
@@ -146,11 +141,7 @@ func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if err := checkOutput(f.output, "table", "json", "yaml"); err != nil {
 		return err
 	}
-	now, err := parseNow(f.now)
-	if err != nil {
-		return err
-	}
-	mode, err := parseMode(f.defaultMode)
+	now, cfg, mode, err := f.decision.parse()
 	if err != nil {
 		return err
 	}
@@ -163,8 +154,7 @@ func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if err != nil {
 		return err
 	}
-	o := &offline{snap: snap, engine: eng, now: now, defaultMode: mode,
-		config: gather.Config{GlobalCatalogNamespace: f.globalNS, DefaultMode: string(mode)}}
+	o := &offline{snap: snap, engine: eng, now: now, defaultMode: mode, config: cfg}
 	report, err := o.report(ctx)
 	if err != nil {
 		return err

@@ -80,14 +80,12 @@ type storedDecision struct {
 }
 
 type explainFlags struct {
-	cluster     clusterFlags
-	policy      policyFlags
-	snapshot    []string
-	globalNS    string
-	now         string
-	defaultMode string
-	output      string
-	trace       bool
+	cluster  clusterFlags
+	policy   policyFlags
+	snapshot []string
+	decision decisionFlags
+	output   string
+	trace    bool
 }
 
 func newExplainCommand() *cobra.Command {
@@ -124,9 +122,7 @@ With --snapshot it explains from a snapshot instead of a live cluster (as eval e
 	f.cluster.bind(cmd)
 	f.policy.bind(cmd)
 	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "explain from this YAML/JSON file or folder of cluster state instead of the live cluster")
-	cmd.Flags().StringVar(&f.globalNS, "global-catalog-namespace", "olm", "namespace whose CatalogSources every Subscription can use (as the manager's flag)")
-	cmd.Flags().StringVar(&f.now, "now", "", "evaluate as if at this RFC 3339 time (default: the current time)")
-	cmd.Flags().StringVar(&f.defaultMode, "default-mode", string(tollgatev1alpha1.ModeEnforce), "mode of gates whose spec.mode is empty, as the manager's flag: Enforce or Audit")
+	f.decision.bind(cmd)
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&f.trace, "trace", false, "add the policies' trace notes, print() output and built-in errors")
 	return cmd
@@ -136,15 +132,10 @@ func runExplain(ctx context.Context, stdout, stderr io.Writer, f explainFlags, n
 	if err := checkOutput(f.output, "text", "json"); err != nil {
 		return err
 	}
-	now, err := parseNow(f.now)
+	now, cfg, mode, err := f.decision.parse()
 	if err != nil {
 		return err
 	}
-	mode, err := parseMode(f.defaultMode)
-	if err != nil {
-		return err
-	}
-	cfg := gather.Config{GlobalCatalogNamespace: f.globalNS, DefaultMode: string(mode)}
 
 	var (
 		reader client.Reader

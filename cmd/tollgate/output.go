@@ -9,10 +9,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/controllers/gather"
 )
 
 func checkOutput(got string, allowed ...string) error {
@@ -39,6 +41,33 @@ func parseMode(s string) (tollgatev1alpha1.Mode, error) {
 		return "", fmt.Errorf("invalid --default-mode %q: use Enforce or Audit", s)
 	}
 	return m, nil
+}
+
+// decisionFlags are the manager's settings that change a decision, for the commands that
+// decide without it (eval, explain).
+type decisionFlags struct {
+	globalNS    string
+	now         string
+	defaultMode string
+}
+
+func (f *decisionFlags) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.globalNS, "global-catalog-namespace", "olm", "namespace whose CatalogSources every Subscription can use, as the manager's flag")
+	cmd.Flags().StringVar(&f.now, "now", "", "evaluate as if at this RFC 3339 time, e.g. 2026-11-20T12:00:00Z (default: the current time)")
+	cmd.Flags().StringVar(&f.defaultMode, "default-mode", string(tollgatev1alpha1.ModeEnforce), "mode of gates whose spec.mode is empty, as the manager's flag: Enforce or Audit (Audit never approves)")
+}
+
+// parse checks the flags and returns the clock, the gather configuration and the default mode.
+func (f *decisionFlags) parse() (time.Time, gather.Config, tollgatev1alpha1.Mode, error) {
+	now, err := parseNow(f.now)
+	if err != nil {
+		return time.Time{}, gather.Config{}, "", err
+	}
+	mode, err := parseMode(f.defaultMode)
+	if err != nil {
+		return time.Time{}, gather.Config{}, "", err
+	}
+	return now, gather.Config{GlobalCatalogNamespace: f.globalNS, DefaultMode: string(mode)}, mode, nil
 }
 
 // toMap renders a typed object as plain JSON data.

@@ -45,9 +45,9 @@ func (f *managerFlags) bind(cmd *cobra.Command) {
 }
 
 func (f *managerFlags) options() (controllers.Options, error) {
-	mode := tollgatev1alpha1.Mode(f.defaultMode)
-	if mode != tollgatev1alpha1.ModeEnforce && mode != tollgatev1alpha1.ModeAudit {
-		return controllers.Options{}, fmt.Errorf("invalid --default-mode %q: use Enforce or Audit", f.defaultMode)
+	mode, err := parseMode(f.defaultMode)
+	if err != nil {
+		return controllers.Options{}, err
 	}
 	if f.evalTimeout <= 0 {
 		return controllers.Options{}, fmt.Errorf("invalid --evaluation-timeout %s: it must be positive", f.evalTimeout)
