@@ -5,7 +5,7 @@ name=${1:-build}
 n=0
 while IFS= read -r line; do
 	case "$line" in
-	*.go:* | *error* | *cannot* | *"go: "*) echo "$line" ;; # compiler and module errors pass through
+	*" "* | *:*) echo "$line" ;; # not a bare package path: a compiler or module message, passed through
 	*) n=$((n + 1)); if ((n % 100 == 0)); then echo "  $name: $n packages compiled"; fi ;;
 	esac
 done
