@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
@@ -86,6 +87,31 @@ func BenchmarkBareOPAInputPerEval(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkEngineOverBareOPA interleaves one Evaluate and one bare evaluation with the input
+// given per call, and reports their time ratio as engine/bare: the engine's overhead,
+// measured against its baseline in the same run, so machine noise affects both alike.
+func BenchmarkEngineOverBareOPA(b *testing.B) {
+	e := embedded(b, nil)
+	input := benchInput(b)
+	pq := bareQuery(b)
+	ctx := context.Background()
+	var engineTime, bareTime time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if r := e.Evaluate(ctx, input); r.Err != nil {
+			b.Fatal(r.Err)
+		}
+		mid := time.Now()
+		if _, err := pq.Eval(ctx, rego.EvalInput(input)); err != nil {
+			b.Fatal(err)
+		}
+		engineTime += mid.Sub(start)
+		bareTime += time.Since(mid)
+	}
+	b.ReportMetric(float64(engineTime)/float64(bareTime), "engine/bare")
+	b.ReportMetric(float64(engineTime.Nanoseconds())/float64(b.N), "engine-ns/eval")
 }
 
 func bareQuery(b *testing.B, extra ...func(*rego.Rego)) rego.PreparedEvalQuery {
