@@ -35,10 +35,11 @@ generate: ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
 
 .PHONY: manifests
-manifests: ## Generate the CRDs (UpgradeGate and the OLM kinds) and RBAC.
+manifests: ## Generate the CRDs (UpgradeGate and the OLM kinds), RBAC, and Tollgate's own OLM bundle.
 	$(CONTROLLER_GEN) crd paths=./apis/tollgate/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) crd paths=./apis/operators/... output:crd:artifacts:config=config/crd/olm
 	$(CONTROLLER_GEN) rbac:roleName=tollgate-manager paths=./controllers/... output:rbac:artifacts:config=config/rbac
+	$(GO) run ./hack/olmbundle
 
 .PHONY: fmt
 fmt: ## Format Go and Rego.
@@ -86,9 +87,9 @@ bench: ## Run the benchmarks; each reports a ratio against a baseline measured i
 verify: generate manifests ## Regenerate everything and fail if the tree differs from git.
 	$(GO) mod tidy
 	@for k in config/default config/crd/olm; do $(GO) tool kustomize build $$k > /dev/null || { echo "kustomize build $$k failed"; exit 1; }; done
-	@if [ -n "$$(git status --porcelain -- apis config go.mod go.sum)" ]; then \
+	@if [ -n "$$(git status --porcelain -- apis config bundles/olm go.mod go.sum)" ]; then \
 		echo "generated files are out of date; run 'make generate manifests' and 'go mod tidy', then commit:"; \
-		git status --porcelain -- apis config go.mod go.sum; git --no-pager diff --stat -- apis config go.mod go.sum; exit 1; fi
+		git status --porcelain -- apis config bundles/olm go.mod go.sum; git --no-pager diff --stat -- apis config bundles/olm go.mod go.sum; exit 1; fi
 	@echo "generated files are up to date"
 
 ##@ Build
