@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -192,7 +194,7 @@ func (r *PolicyReconciler) candidate(ctx context.Context) (*candidate, error) {
 	for _, cm := range list.Items {
 		switch kind := cm.Labels[PolicyLabel]; kind {
 		case policyKindRego:
-			for _, k := range sortedKeys(cm.Data) {
+			for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 				p := "configmap/" + cm.Name + "/" + k
 				if e, ok := embedded[k]; ok { // a key named like an embedded file replaces it
 					p = e
@@ -203,13 +205,13 @@ func (r *PolicyReconciler) candidate(ctx context.Context) (*candidate, error) {
 		case policyKindData:
 			// Each key is a JSON or YAML document (as kubectl create configmap --from-file
 			// makes it) whose top-level keys land under data.tollgate.config.
-			for _, k := range sortedKeys(cm.Data) {
+			for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 				var doc map[string]any
 				if err := yaml.Unmarshal([]byte(cm.Data[k]), &doc); err != nil {
 					c.errors[cm.Name] = append(c.errors[cm.Name], engine.CompileErrorItem{File: k, Message: "not a JSON or YAML object: " + err.Error()})
 					continue
 				}
-				for _, top := range sortedKeys(doc) {
+				for _, top := range slices.Sorted(maps.Keys(doc)) {
 					if prev, dup := data[top]; dup && !equality.Semantic.DeepEqual(prev, doc[top]) {
 						c.errors[cm.Name] = append(c.errors[cm.Name], engine.CompileErrorItem{File: k,
 							Message: fmt.Sprintf("%q is also set, differently, by another policy data key or ConfigMap; set it in one place", top)})
@@ -308,13 +310,4 @@ func embeddedPaths() map[string]string {
 		return nil
 	})
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -255,7 +256,7 @@ func compile(sources map[string]string) (*ast.Compiler, error) {
 	var items []CompileErrorItem
 	parsed := make(map[string]*ast.Module, len(sources))
 	popts := ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true}
-	for _, p := range sortedKeys(sources) {
+	for _, p := range slices.Sorted(maps.Keys(sources)) {
 		m, err := ast.ParseModuleWithOpts(p, sources[p], popts)
 		if err != nil {
 			items = append(items, astErrorItems(err)...)
@@ -314,19 +315,10 @@ func restrictedMessage(msg string) string {
 
 func revision(sources map[string]string, data map[string]any) string {
 	h := sha256.New()
-	for _, p := range sortedKeys(sources) {
+	for _, p := range slices.Sorted(maps.Keys(sources)) {
 		fmt.Fprintf(h, "%d:%s\x00%d:%s\x00", len(p), p, len(sources[p]), sources[p])
 	}
 	b, _ := json.Marshal(data) // map keys are sorted by encoding/json
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))[:12]
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
