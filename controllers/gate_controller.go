@@ -55,6 +55,9 @@ type GateReconciler struct {
 
 // Reconcile is fetch → gather → evaluate → apply for the Subscription req names.
 func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if !r.Policies.Loaded() { // the admin's policy is not loaded yet: decide nothing
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	gate, err := r.ensureGate(ctx, req.NamespacedName) // nil when the Subscription is gone
 	if gate == nil || err != nil {
 		return ctrl.Result{}, r.count("gate", err)

@@ -85,6 +85,10 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.BundlesChanged != nil {
 		b = b.WatchesRawSource(source.Channel(r.BundlesChanged, one))
 	}
+	// One load at start, even when no policy ConfigMap exists: the gates wait for it.
+	start := make(chan event.GenericEvent, 1)
+	start <- event.GenericEvent{}
+	b = b.WatchesRawSource(source.Channel(start, one))
 	return b.Complete(r)
 }
 
@@ -136,12 +140,13 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (
 		case err != nil:
 			return reconcile.Result{}, r.countPolicy(err)
 		default:
-			if e.Revision() != r.Policies.Engine().Revision() {
+			if e.Revision() != r.Policies.Engine().Revision() || r.Policies.failure.Load() != nil {
 				r.Policies.Swap(e)
 				log.Info("policy set in service", "revision", e.Revision(), "modules", len(e.Modules()))
 			}
 		}
 	}
+	r.Policies.firstLoad(cand.failure())
 	for name, items := range cand.errors {
 		if name == "" { // not from a ConfigMap: a bundle
 			policyErrors.WithLabelValues("bundle").Set(1)
@@ -152,6 +157,20 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (
 		policyErrors.WithLabelValues("bundle").Set(0)
 	}
 	return reconcile.Result{}, r.report(ctx, cand)
+}
+
+// failure summarises what keeps the candidate out of service, or nil when it compiled.
+func (c *candidate) failure() error {
+	if len(c.errors) == 0 {
+		return nil
+	}
+	names := slices.Sorted(maps.Keys(c.errors))
+	for i, name := range names {
+		if name == "" {
+			names[i] = "an OPA bundle"
+		}
+	}
+	return fmt.Errorf("the admin policy does not compile (%s; see the tollgate.dev/policy-status annotation), and no good admin policy set has been loaded since the manager started", strings.Join(names, ", "))
 }
 
 // blame names the sources an error belongs to: the ConfigMap of the module it is in; else

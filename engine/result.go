@@ -107,6 +107,10 @@ func (r *Result) Condition(t string) *Condition {
 	return nil
 }
 
+// Unavailable is the fail-closed result for callers that cannot evaluate at all (the admin
+// policy has never compiled): nothing is allowed and one PolicyError denial says why.
+func Unavailable(revision string, err error) *Result { return policyError(revision, err) }
+
 // policyError is the fail-closed result: nothing is allowed and one PolicyError denial says
 // what went wrong.
 func policyError(revision string, err error) *Result {
