@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,7 +37,7 @@ func (r *GateReconciler) approve(ctx context.Context, gate *tollgatev1alpha1.Upg
 		plan := &in.PendingInstallPlans[i]
 		verdicts, err := Verdicts(ctx, r.Client, plan, r.DefaultMode, map[string]Verdict{
 			in.Subscription.Status.CurrentCSV: verdictOf(in.Subscription, gate, result.Decision.Allowed, result.Decision.BlockedBy(), r.DefaultMode),
-		})
+		}, r.judge)
 		if err != nil {
 			return "", err
 		}
@@ -64,6 +65,18 @@ func (r *GateReconciler) approve(ctx context.Context, gate *tollgatev1alpha1.Upg
 	return approved, nil
 }
 
+// judge gathers and evaluates a peer Subscription from the cache, as Reconcile would.
+func (r *GateReconciler) judge(ctx context.Context, key types.NamespacedName) (*engine.Result, error) {
+	in, err := r.builder().Build(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if in == nil {
+		return nil, fmt.Errorf("subscription %s is gone", key)
+	}
+	return r.Policies.Evaluate(ctx, in.Doc), nil
+}
+
 // verdictOf is one Subscription's verdict as its gate records it.
 func verdictOf(sub *v1alpha1.Subscription, gate *tollgatev1alpha1.UpgradeGate, allowed bool, blockedBy string, def tollgatev1alpha1.Mode) Verdict {
 	return Verdict{
@@ -75,10 +88,18 @@ func verdictOf(sub *v1alpha1.Subscription, gate *tollgatev1alpha1.UpgradeGate, a
 	}
 }
 
+// Judge evaluates one Subscription now, for the verdict on a CSV it wants.
+type Judge func(ctx context.Context, sub types.NamespacedName) (*engine.Result, error)
+
 // Verdicts returns the verdict for every CSV plan lists: known holds verdicts already
-// computed (the Subscription being reconciled); the others come from the gates of the
-// Subscriptions in the plan's namespace that want those CSVs (status.currentCSV).
-func Verdicts(ctx context.Context, r client.Reader, plan *v1alpha1.InstallPlan, def tollgatev1alpha1.Mode, known map[string]Verdict) (map[string]Verdict, error) {
+// computed (the Subscription being reconciled); the others belong to the Subscriptions in the
+// plan's namespace that want those CSVs (status.currentCSV), and need a gate. With a judge,
+// each of those is evaluated now: a peer gate's status may predate a change (its operator
+// reported Upgradeable=False a moment ago), and approving the plan approves every CSV in it.
+// A peer's InstallPlanIncludesBlockedOperator denial is left out there, since every CSV of
+// the plan is being judged here anyway. Without a judge (offline, after the snapshot settled)
+// the gates' recorded decisions are used.
+func Verdicts(ctx context.Context, r client.Reader, plan *v1alpha1.InstallPlan, def tollgatev1alpha1.Mode, known map[string]Verdict, judge Judge) (map[string]Verdict, error) {
 	verdicts := make(map[string]Verdict, len(plan.Spec.ClusterServiceVersionNames))
 	var subs *v1alpha1.SubscriptionList
 	for _, csv := range plan.Spec.ClusterServiceVersionNames {
@@ -104,13 +125,31 @@ func Verdicts(ctx context.Context, r client.Reader, plan *v1alpha1.InstallPlan, 
 				}
 				return nil, fmt.Errorf("get gate %s/%s: %w", sub.Namespace, sub.Name, err)
 			}
-			if gate.Status.Decision.EvaluatedAt != nil {
+			switch {
+			case judge != nil:
+				res, err := judge(ctx, client.ObjectKeyFromObject(sub))
+				if err != nil {
+					return nil, fmt.Errorf("evaluate %s/%s, whose %s the plan installs: %w", sub.Namespace, sub.Name, csv, err)
+				}
+				blockedBy := standingExcept(res.Decision.Denials, tollgatev1alpha1.CodeInstallPlanIncludesBlockedOperator)
+				verdicts[csv] = verdictOf(sub, gate, blockedBy == "", blockedBy, def)
+			case gate.Status.Decision.EvaluatedAt != nil:
 				verdicts[csv] = verdictOf(sub, gate, gate.Status.Decision.Allowed, gate.Status.Decision.BlockedBy, def)
 			}
 			break
 		}
 	}
 	return verdicts, nil
+}
+
+// standingExcept is the code of the first standing denial other than code, or "".
+func standingExcept(denials []tollgatev1alpha1.Denial, code string) string {
+	for _, d := range denials {
+		if !d.Overridden && d.Code != code {
+			return d.Code
+		}
+	}
+	return ""
 }
 
 // holdAutomatic deals with Subscriptions that approve automatically: OLM upgrades them

@@ -240,7 +240,7 @@ func (o *offline) installPlans(ctx context.Context) ([]installPlanEval, error) {
 	out := []installPlanEval{}
 	for i := range plans.Items {
 		plan := &plans.Items[i]
-		verdicts, err := controllers.Verdicts(ctx, o.snap, plan, o.defaultMode, nil)
+		verdicts, err := controllers.Verdicts(ctx, o.snap, plan, o.defaultMode, nil, nil)
 		if err != nil {
 			return nil, err
 		}

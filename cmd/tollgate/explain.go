@@ -250,7 +250,7 @@ func explainSubscription(ctx context.Context, r client.Reader, eng *engine.Engin
 	}
 	for i := range in.PendingInstallPlans {
 		plan := &in.PendingInstallPlans[i]
-		verdicts, err := controllers.Verdicts(ctx, r, plan, mode, map[string]controllers.Verdict{sub.Status.CurrentCSV: verdict})
+		verdicts, err := controllers.Verdicts(ctx, r, plan, mode, map[string]controllers.Verdict{sub.Status.CurrentCSV: verdict}, nil)
 		if err != nil {
 			return nil, err
 		}
