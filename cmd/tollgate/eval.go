@@ -71,6 +71,18 @@ type installPlanEval struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// answer is the plan's verdict for a person: "yes", or "no" and why not.
+func (p installPlanEval) answer() (approve, whyNot string) {
+	switch {
+	case p.Approve:
+		return "yes", ""
+	case len(p.BlockedBy) > 0:
+		return "no", "blocked: " + strings.Join(p.BlockedBy, "; ")
+	default:
+		return "no", p.Reason
+	}
+}
+
 type catalogSourceEval struct {
 	Namespace  string             `json:"namespace"`
 	Name       string             `json:"name"`

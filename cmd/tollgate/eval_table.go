@@ -47,13 +47,7 @@ func renderEvalTable(w io.Writer, r *evalReport) error {
 	if len(r.InstallPlans) > 0 {
 		t = newTable(w, "NAMESPACE", "NAME", "APPROVE", "CSVS", "WHY NOT")
 		for _, p := range r.InstallPlans {
-			approve, why := "yes", ""
-			if !p.Approve {
-				approve, why = "no", p.Reason
-				if len(p.BlockedBy) > 0 {
-					why = "blocked: " + strings.Join(p.BlockedBy, "; ")
-				}
-			}
+			approve, why := p.answer()
 			t.row(p.Namespace, p.Name, approve, strings.Join(p.CSVs, ", "), why)
 		}
 		if err := t.flush(); err != nil {

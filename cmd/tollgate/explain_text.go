@@ -85,13 +85,7 @@ func renderExplanation(w io.Writer, r *explainReport) error {
 		p.line("InstallPlans waiting")
 		t := newTable(w, "NAME", "CSVS", "APPROVE", "WHY NOT")
 		for _, ip := range r.InstallPlans {
-			approve, why := "yes", ""
-			if !ip.Approve {
-				approve, why = "no", ip.Reason
-				if len(ip.BlockedBy) > 0 {
-					why = "blocked: " + strings.Join(ip.BlockedBy, "; ")
-				}
-			}
+			approve, why := ip.answer()
 			t.row(ip.Name, strings.Join(ip.CSVs, ", "), approve, why)
 		}
 		p.flush(t)
