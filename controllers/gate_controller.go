@@ -107,6 +107,7 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 		}
 		blockedSubscriptions.DeleteLabelValues(key.Namespace, key.Name)
 		r.operands.forget(key)
+		r.approvals.Delete(key)
 		gate := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 		return nil, client.IgnoreNotFound(r.Delete(ctx, gate))
 	}
@@ -142,7 +143,7 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 		generation: gate.Generation,
 		sub:        in.Subscription,
 		result:     result,
-		digest:     engine.Digest(in.Doc),
+		digest:     func() string { return engine.Digest(in.Doc) },
 		extra:      extra,
 		approved:   approved,
 		now:        metav1.NewTime(r.now().Truncate(time.Second)),
@@ -156,21 +157,23 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 		r.approvals.Delete(key)
 		return nil
 	}
-	if decisionChanged(gate.Status.Decision, next.Decision) {
-		r.reportDecision(gate.Status.Decision, next.Decision, in)
+	// A full update with the gate's resourceVersion: a gate changed meanwhile (an admin
+	// edit) conflicts, and its event brings a fresh evaluation.
+	old := gate.Status.Decision
+	gate.Status = next
+	if err := r.Status().Update(ctx, gate); err != nil {
+		return fmt.Errorf("write status of gate %s: %w", key, err)
+	}
+	r.approvals.Delete(key)
+	// Reported once the decision is recorded, so a retried write does not report it twice.
+	if decisionChanged(old, next.Decision) {
+		r.reportDecision(old, next.Decision, in)
 		outcome := "allowed"
 		if !next.Decision.Allowed {
 			outcome = "denied"
 		}
 		decisionsTotal.WithLabelValues(outcome, next.Decision.BlockedBy).Inc()
 	}
-	// A full update with the gate's resourceVersion: a gate changed meanwhile (an admin
-	// edit) conflicts, and its event brings a fresh evaluation.
-	gate.Status = next
-	if err := r.Status().Update(ctx, gate); err != nil {
-		return fmt.Errorf("write status of gate %s: %w", key, err)
-	}
-	r.approvals.Delete(key)
 	return nil
 }
 

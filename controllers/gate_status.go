@@ -20,7 +20,8 @@ type observation struct {
 	generation int64
 	sub        *v1alpha1.Subscription
 	result     *engine.Result
-	digest     string
+	// digest identifies the input; it is computed only when the outcome changed.
+	digest func() string
 	// extra are conditions Tollgate originates itself (AutomaticApproval).
 	extra []metav1.Condition
 	// approved names a plan approved during this reconcile.
@@ -53,7 +54,7 @@ func nextStatus(old tollgatev1alpha1.UpgradeGateStatus, o observation) tollgatev
 		BlockedBy:               res.Decision.BlockedBy(),
 		Denials:                 res.Decision.Denials,
 		PolicyRevision:          res.Revision,
-		InputDigest:             o.digest,
+		InputDigest:             old.Decision.InputDigest,
 		EvaluatedAt:             old.Decision.EvaluatedAt,
 		LastApprovedInstallPlan: old.Decision.LastApprovedInstallPlan,
 	}
@@ -62,8 +63,7 @@ func nextStatus(old tollgatev1alpha1.UpgradeGateStatus, o observation) tollgatev
 	}
 	if decisionChanged(old.Decision, next.Decision) || next.Decision.EvaluatedAt == nil {
 		next.Decision.EvaluatedAt = &o.now
-	} else {
-		next.Decision.InputDigest = old.Decision.InputDigest
+		next.Decision.InputDigest = o.digest()
 	}
 	return next
 }

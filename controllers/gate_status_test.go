@@ -14,6 +14,8 @@ import (
 	"github.com/tollgate-dev/tollgate/engine"
 )
 
+func digest(d string) func() string { return func() string { return d } }
+
 func TestNextStatus(t *testing.T) {
 	t0 := metav1.NewTime(time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC))
 	t1 := metav1.NewTime(t0.Add(time.Minute))
@@ -30,7 +32,7 @@ func TestNextStatus(t *testing.T) {
 		}},
 		Revision: "rev1",
 	}
-	first := nextStatus(tollgatev1alpha1.UpgradeGateStatus{}, observation{generation: 1, sub: sub, result: blocked, digest: "d1", now: t0})
+	first := nextStatus(tollgatev1alpha1.UpgradeGateStatus{}, observation{generation: 1, sub: sub, result: blocked, digest: digest("d1"), now: t0})
 
 	t.Run("the first evaluation fills the view, the decision and its time", func(t *testing.T) {
 		assert.Equal(t, "etcd", first.Package)
@@ -44,12 +46,12 @@ func TestNextStatus(t *testing.T) {
 	})
 
 	t.Run("an unchanged evaluation later produces an equal status", func(t *testing.T) {
-		again := nextStatus(first, observation{generation: 1, sub: sub, result: blocked, digest: "d1", now: t1})
+		again := nextStatus(first, observation{generation: 1, sub: sub, result: blocked, digest: digest("d1"), now: t1})
 		assert.True(t, equality.Semantic.DeepEqual(first, again), "a no-op reconcile must not write")
 	})
 
 	t.Run("a changed input with the same outcome keeps the digest and time of the first", func(t *testing.T) {
-		again := nextStatus(first, observation{generation: 1, sub: sub, result: blocked, digest: "d9", now: t1})
+		again := nextStatus(first, observation{generation: 1, sub: sub, result: blocked, digest: digest("d9"), now: t1})
 		assert.True(t, equality.Semantic.DeepEqual(first, again))
 	})
 
@@ -58,7 +60,7 @@ func TestNextStatus(t *testing.T) {
 		allowed.Decision = engine.Decision{Allowed: true}
 		allowed.Conditions = []engine.Condition{{Type: "InstallPlanMissing", Status: "False", Reason: "InstallPlanPresent", Message: "m"}}
 		allowed.Health = []engine.Condition{{Type: "Degraded", Status: "True", Reason: "HealFailed", Message: "broken"}}
-		next := nextStatus(first, observation{generation: 1, sub: sub, result: &allowed, digest: "d2", now: t1})
+		next := nextStatus(first, observation{generation: 1, sub: sub, result: &allowed, digest: digest("d2"), now: t1})
 		assert.True(t, next.Decision.Allowed)
 		assert.Empty(t, next.Decision.BlockedBy)
 		assert.Equal(t, t1, *next.Decision.EvaluatedAt)
@@ -68,9 +70,9 @@ func TestNextStatus(t *testing.T) {
 	})
 
 	t.Run("an approval is remembered", func(t *testing.T) {
-		next := nextStatus(first, observation{generation: 1, sub: sub, result: blocked, digest: "d1", now: t1, approved: "install-1"})
+		next := nextStatus(first, observation{generation: 1, sub: sub, result: blocked, digest: digest("d1"), now: t1, approved: "install-1"})
 		assert.Equal(t, "install-1", next.Decision.LastApprovedInstallPlan)
-		later := nextStatus(next, observation{generation: 1, sub: sub, result: blocked, digest: "d1", now: t1})
+		later := nextStatus(next, observation{generation: 1, sub: sub, result: blocked, digest: digest("d1"), now: t1})
 		assert.Equal(t, "install-1", later.Decision.LastApprovedInstallPlan)
 	})
 }
