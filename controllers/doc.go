@@ -1,6 +1,6 @@
-// Package controllers turns the policy engine into an operator: one reconciler per OLM
-// Subscription gathers its state from the informer cache into an input document
-// (package gather), evaluates the policies, writes the UpgradeGate status, and approves
-// the InstallPlans the policies allow. A second reconciler loads admin policy from
-// ConfigMaps and swaps in the new policy set only when it compiles.
+// Package controllers holds Tollgate's two reconcilers. The gate reconciler keeps one
+// UpgradeGate per OLM Subscription: it decides the Subscription from the informer cache
+// (package approval), approves the InstallPlans whose verdict allows it, and writes the
+// status package gatestatus builds. The policy reconciler assembles the admin's policy
+// sources (package policysource) and swaps in a new policy set only when it compiles.
 package controllers

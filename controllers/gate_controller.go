@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,12 +14,13 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/controllers/gather"
+	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/gatestatus"
+	"github.com/tollgate-dev/tollgate/input"
 )
 
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=subscriptions,verbs=get;list;watch;patch
@@ -36,9 +38,9 @@ type GateReconciler struct {
 	client.Client
 	Recorder record.EventRecorder
 	Policies *Policies
-	Gather   gather.Config
-	// DefaultMode applies to gates whose spec.mode is empty.
-	DefaultMode tollgatev1alpha1.Mode
+	// Input is the configuration the policies see; its DefaultMode applies to gates whose
+	// spec.mode is empty.
+	Input input.Config
 	// TakeOverApproval switches Automatic Subscriptions to Manual.
 	TakeOverApproval bool
 	// Reevaluate is how often a gate is re-evaluated without a change (time-based policies
@@ -53,7 +55,7 @@ type GateReconciler struct {
 	approvals sync.Map // types.NamespacedName → plan name
 }
 
-// Reconcile is fetch → gather → evaluate → apply for the Subscription req names.
+// Reconcile is fetch → decide → apply for the Subscription req names.
 func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if !r.Policies.Loaded() { // the admin's policy is not loaded yet: decide nothing
 		return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -62,31 +64,27 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if gate == nil || err != nil {
 		return ctrl.Result{}, r.count("gate", err)
 	}
-	in, err := r.builder().Build(ctx, req.NamespacedName) // reads the cache only
-	if in == nil || err != nil {
-		return ctrl.Result{}, r.count("gather", wrap(err, "gather state for %s", req.NamespacedName))
+	// Reads the cache only; the evaluation is pure, its errors a PolicyError denial.
+	dec, err := r.decider().Decide(ctx, req.NamespacedName)
+	if dec == nil || err != nil {
+		return ctrl.Result{}, r.count("gather", wrap(err, "decide %s", req.NamespacedName))
 	}
-	if err := r.operands.watch(ctx, req.NamespacedName, in.OperandGVKs); err != nil {
+	if err := r.operands.watch(ctx, req.NamespacedName, dec.OperandGVKs); err != nil {
 		return ctrl.Result{}, r.count("gather", err)
 	}
-
-	start := time.Now()
-	result := r.Policies.Evaluate(ctx, in.Doc) // pure; errors become a PolicyError denial
-	evaluationSeconds.Observe(time.Since(start).Seconds())
-
-	extra, err := r.holdAutomatic(ctx, in.Subscription)
+	extra, err := r.holdAutomatic(ctx, dec.Subscription)
 	if err != nil {
 		return ctrl.Result{}, r.count("approve", err)
 	}
-	approved, err := r.approve(ctx, gate, in, result)
+	approved, err := r.approve(ctx, dec)
 	if err != nil {
 		return ctrl.Result{}, r.count("approve", err)
 	}
-	return ctrl.Result{RequeueAfter: r.Reevaluate}, r.count("status", r.writeStatus(ctx, gate, in, result, extra, approved))
+	return ctrl.Result{RequeueAfter: r.Reevaluate}, r.count("status", r.writeStatus(ctx, gate, dec, extra, approved))
 }
 
-func (r *GateReconciler) builder() *gather.Builder {
-	return &gather.Builder{Reader: r.Client, Config: r.Gather, Now: r.Now}
+func (r *GateReconciler) decider() *approval.Decider {
+	return &approval.Decider{Reader: r.Client, Policies: r.Policies, Input: r.Input, Now: r.Now}
 }
 
 func (r *GateReconciler) now() time.Time {
@@ -116,10 +114,7 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 	if !apierrors.IsNotFound(err) {
 		return gate, wrap(err, "get gate %s", key)
 	}
-	gate = &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-	if err := controllerutil.SetControllerReference(sub, gate, r.Scheme()); err != nil {
-		return nil, fmt.Errorf("own gate %s: %w", key, err)
-	}
+	gate = gatestatus.New(sub)
 	if err := r.Create(ctx, gate); err != nil {
 		if apierrors.IsAlreadyExists(err) { // the cache was behind; the next event brings it
 			return nil, nil
@@ -132,27 +127,23 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 
 // writeStatus patches the gate's status only when it changed, and reports a changed
 // decision as an Event on the Subscription and its pending plans.
-func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, in *gather.Input, result *engine.Result, extra []metav1.Condition, approved string) error {
+func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition, approved string) error {
 	key := client.ObjectKeyFromObject(gate)
 	if approved != "" {
 		r.approvals.Store(key, approved)
 	} else if pending, ok := r.approvals.Load(key); ok {
 		approved = pending.(string)
 	}
-	next := nextStatus(gate.Status, observation{
-		generation: gate.Generation,
-		sub:        in.Subscription,
-		result:     result,
-		digest:     func() string { return engine.Digest(in.Doc) },
-		extra:      extra,
-		approved:   approved,
-		now:        metav1.NewTime(r.now().Truncate(time.Second)),
+	next, problems := gatestatus.Next(gate.Status, gatestatus.Observation{
+		Generation:   gate.Generation,
+		Subscription: dec.Subscription,
+		Result:       dec.Result,
+		Digest:       func() string { return engine.Digest(dec.Doc) },
+		Extra:        extra,
+		Approved:     approved,
+		Now:          metav1.NewTime(r.now().Truncate(time.Second)),
 	})
-	blocked := 0.0
-	if !next.Decision.Allowed {
-		blocked = 1
-	}
-	blockedSubscriptions.WithLabelValues(key.Namespace, key.Name).Set(blocked)
+	blockedSubscriptions.WithLabelValues(key.Namespace, key.Name).Set(map[bool]float64{true: 0, false: 1}[next.Decision.Allowed])
 	if equality.Semantic.DeepEqual(gate.Status, next) {
 		r.approvals.Delete(key)
 		return nil
@@ -165,16 +156,22 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 		return fmt.Errorf("write status of gate %s: %w", key, err)
 	}
 	r.approvals.Delete(key)
-	// Reported once the decision is recorded, so a retried write does not report it twice.
-	if decisionChanged(old, next.Decision) {
-		r.reportDecision(old, next.Decision, in)
-		outcome := "allowed"
-		if !next.Decision.Allowed {
-			outcome = "denied"
-		}
+	// Reported once the status is written, so a retried write does not report twice.
+	r.reportProblems(ctx, gate, problems)
+	if gatestatus.DecisionChanged(old, next.Decision) {
+		r.reportDecision(old, next.Decision, dec.Document)
+		outcome := map[bool]string{true: "allowed", false: "denied"}[next.Decision.Allowed]
 		decisionsTotal.WithLabelValues(outcome, next.Decision.BlockedBy).Inc()
 	}
 	return nil
+}
+
+// reportProblems reports what the policies returned that the status could not hold as is.
+func (r *GateReconciler) reportProblems(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, problems []string) {
+	for _, p := range problems {
+		ctrl.LoggerFrom(ctx).Info("policy result needs fixing", "problem", p)
+		r.Recorder.Event(gate, corev1.EventTypeWarning, EventPolicyResultInvalid, p)
+	}
 }
 
 // count records a failed step in the metrics and passes the error on.

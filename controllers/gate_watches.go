@@ -60,7 +60,7 @@ func (r *GateReconciler) mapTo(match func(obj client.Object, sub *v1alpha1.Subsc
 
 func (r *GateReconciler) isGlobalCatalog(obj client.Object) bool {
 	_, ok := obj.(*v1alpha1.CatalogSource)
-	return ok && obj.GetNamespace() == r.Gather.GlobalCatalogNamespace
+	return ok && obj.GetNamespace() == r.Input.GlobalCatalogNamespace
 }
 
 // all matches every Subscription (a policy change).

@@ -27,12 +27,8 @@ var (
 		Name: "tollgate_reconcile_errors_total",
 		Help: "Reconcile errors, by the step that failed (gate, gather, approve, status, policy).",
 	}, []string{"step"})
-	policyErrors = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "tollgate_policy_source_errors",
-		Help: "1 when a policy source (ConfigMap or bundle) does not compile and the last good set stays in service.",
-	}, []string{"source"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(decisionsTotal, evaluationSeconds, approvalsTotal, blockedSubscriptions, reconcileErrorsTotal, policyErrors)
+	metrics.Registry.MustRegister(decisionsTotal, evaluationSeconds, approvalsTotal, blockedSubscriptions, reconcileErrorsTotal)
 }

@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"time"
 	"sync"
 	"sync/atomic"
 
@@ -48,6 +50,7 @@ func (p *Policies) Loaded() bool {
 func (p *Policies) firstLoad(err error) {
 	p.loadOnce.Do(func() {
 		if err != nil {
+			err = fmt.Errorf("%w, and no good admin policy set has been loaded since the manager started", err)
 			p.failure.Store(&err)
 		}
 		close(p.loaded)
@@ -62,6 +65,8 @@ func (p *Policies) Evaluate(ctx context.Context, input map[string]any) *engine.R
 	if failure := p.failure.Load(); failure != nil {
 		return engine.Unavailable(p.Engine().Revision(), *failure)
 	}
+	start := time.Now()
+	defer func() { evaluationSeconds.Observe(time.Since(start).Seconds()) }()
 	return p.Engine().Evaluate(ctx, input)
 }
 

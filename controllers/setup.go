@@ -13,16 +13,14 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/bundle"
 
-	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/controllers/gather"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/input"
 )
 
 // Options configure the controllers.
 type Options struct {
-	Gather gather.Config
-	// DefaultMode applies to gates whose spec.mode is empty.
-	DefaultMode tollgatev1alpha1.Mode
+	// Input is what the policies see as input.config (global catalog namespace, default mode).
+	Input input.Config
 	// TakeOverApproval switches Automatic Subscriptions to Manual.
 	TakeOverApproval bool
 	// Reevaluate is how often every gate is re-evaluated without a change.
@@ -60,18 +58,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Policies, erro
 		Client:           mgr.GetClient(),
 		Recorder:         mgr.GetEventRecorderFor("tollgate"),
 		Policies:         policies,
-		Gather:           opts.Gather,
-		DefaultMode:      opts.DefaultMode,
+		Input:            opts.Input.WithDefaults(),
 		TakeOverApproval: opts.TakeOverApproval,
 		Reevaluate:       opts.Reevaluate,
 	}
-	if gates.DefaultMode == "" {
-		gates.DefaultMode = tollgatev1alpha1.ModeEnforce
-	}
-	if gates.Gather.GlobalCatalogNamespace == "" {
-		gates.Gather.GlobalCatalogNamespace = "olm"
-	}
-	gates.Gather.DefaultMode = string(gates.DefaultMode)
 	if err := gates.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the gate controller: %w", err)
 	}

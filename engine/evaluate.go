@@ -199,12 +199,10 @@ type Explanation struct {
 	Notes []Note `json:"notes,omitempty"`
 }
 
-// ExplainedDenial names the rule behind a denial. File is empty when no rule's METADATA
+// ExplainedDenial is a denial with the rule behind it. File is empty when no rule's METADATA
 // carries the code (e.g. the engine's own PolicyError).
 type ExplainedDenial struct {
-	Code        string `json:"code"`
-	Message     string `json:"message"`
-	Overridden  bool   `json:"overridden,omitempty"`
+	Denial
 	File        string `json:"file,omitempty"`
 	Row         int    `json:"row,omitempty"`
 	Rule        string `json:"rule,omitempty"`
@@ -241,7 +239,7 @@ func (e *Engine) Explain(ctx context.Context, input map[string]any) (*Explanatio
 		ex.Notes = append(ex.Notes, n)
 	}
 	for i, d := range r.Decision.Denials {
-		xd := ExplainedDenial{Code: d.Code, Message: d.Message, Overridden: d.Overridden}
+		xd := ExplainedDenial{Denial: d}
 		if i < len(r.rules) {
 			src := r.rules[i]
 			xd.File, xd.Row, xd.Rule, xd.Title, xd.Description = src.File, src.Row, src.Rule, src.Title, src.Description

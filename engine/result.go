@@ -34,13 +34,41 @@ type CatalogValidation struct {
 	Violations []Violation `json:"violations,omitempty"`
 }
 
+// Denial is one denial as the policies report it: the part the UpgradeGate records, plus
+// the facts it rests on and the ways to lift it, which explain renders.
+type Denial struct {
+	tollgatev1alpha1.Denial
+	// Facts are what the denial rests on, one sentence each.
+	Facts []string `json:"facts,omitempty"`
+	// Lift are the ways to lift it; the policies offer only remedies that would.
+	Lift []Remedy `json:"lift,omitempty"`
+}
+
+// Remedy is one way to lift a denial: what must happen, and what to run when there is
+// something to run.
+type Remedy struct {
+	Text string `json:"text"`
+	// Command is a literal command to run.
+	Command string `json:"command,omitempty"`
+	// Override is a denial code an admin may waive in the UpgradeGate's spec.overrides.
+	Override string `json:"override,omitempty"`
+	// Subscription is another Subscription whose own remedies lift this denial.
+	Subscription *ObjectKey `json:"subscription,omitempty"`
+}
+
+// ObjectKey names a namespaced object.
+type ObjectKey struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
 // Decision says whether the upgrade may proceed and why not.
 type Decision struct {
 	// Allowed is true only when the policy said so and no denial stands.
 	Allowed bool `json:"allowed"`
 	// Denials are sorted: standing ones first, then by code, then by message; at most
 	// MaxDenials of them.
-	Denials []tollgatev1alpha1.Denial `json:"denials,omitempty"`
+	Denials []Denial `json:"denials,omitempty"`
 	// Truncated counts the denials dropped by the cap (the least important ones: overridden
 	// before standing, then the last by code).
 	Truncated int `json:"truncated,omitempty"`
@@ -90,21 +118,9 @@ type wireResult struct {
 }
 
 type wireDenial struct {
-	tollgatev1alpha1.Denial
+	Denial
 	Package string `json:"package"`
 	Title   string `json:"title"`
-}
-
-// Condition returns the condition of type t among conditions and health, or nil.
-func (r *Result) Condition(t string) *Condition {
-	for _, list := range [][]Condition{r.Conditions, r.Health} {
-		for i := range list {
-			if list[i].Type == t {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }
 
 // Unavailable is the fail-closed result for callers that cannot evaluate at all (the admin
@@ -117,10 +133,17 @@ func policyError(revision string, err error) *Result {
 	return &Result{
 		Revision: revision,
 		Err:      err,
-		Decision: Decision{Denials: []tollgatev1alpha1.Denial{{
-			Code:    tollgatev1alpha1.CodePolicyError,
-			Message: fmt.Sprintf("The upgrade policy could not decide (policy revision %s): %v. Nothing is approved until it can.", revision, err),
-			Source:  "engine",
+		Decision: Decision{Denials: []Denial{{
+			Denial: tollgatev1alpha1.Denial{
+				Code:    tollgatev1alpha1.CodePolicyError,
+				Message: fmt.Sprintf("The upgrade policy could not decide (policy revision %s): %v. Nothing is approved until it can.", revision, err),
+				Source:  "engine",
+			},
+			Facts: []string{"the policies could not decide, so nothing is approved (fail closed)"},
+			Lift: []Remedy{{
+				Text:    "fix the policy (PolicyError cannot be overridden): each policy ConfigMap says what is wrong in its tollgate.dev/policy-status annotation, and the manager's log names bundle errors; tollgate explain --trace shows the policies' notes",
+				Command: "kubectl get configmaps -A -l tollgate.dev/policy -o custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,STATUS:.metadata.annotations.tollgate\\.dev/policy-status",
+			}},
 		}}},
 	}
 }
@@ -183,7 +206,7 @@ func typeName(v any) string {
 func (e *Engine) finishDecision(w *wireResult) *Result {
 	r := &w.Result
 	type entry struct {
-		denial tollgatev1alpha1.Denial
+		denial Denial
 		rule   ruleSource
 	}
 	entries := make([]entry, 0, len(w.Decision.Denials))

@@ -11,11 +11,15 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
-	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/controllers/gather"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/gatestatus"
+	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/snapshot"
 )
 
 func init() { extraCommands = append(extraCommands, newEvalCommand) }
@@ -28,7 +32,7 @@ type evalReport struct {
 	Now            string              `json:"now"`
 	PolicyRevision string              `json:"policyRevision"`
 	Subscriptions  []subscriptionEval  `json:"subscriptions"`
-	InstallPlans   []installPlanEval   `json:"installPlans"`
+	InstallPlans   []approval.Verdict  `json:"installPlans"`
 	CatalogSources []catalogSourceEval `json:"catalogSources"`
 }
 
@@ -45,42 +49,13 @@ type subscriptionEval struct {
 	Decision     decisionEval       `json:"decision"`
 	Conditions   []engine.Condition `json:"conditions"`
 	Health       []engine.Condition `json:"health"`
+	// Status is the UpgradeGate status the manager would write.
+	Status tollgatev1alpha1.UpgradeGateStatus `json:"status"`
 }
 
 type decisionEval struct {
-	Allowed bool         `json:"allowed"`
-	Denials []denialEval `json:"denials"`
-}
-
-type denialEval struct {
-	Code       string `json:"code"`
-	Message    string `json:"message"`
-	Overridden bool   `json:"overridden"`
-	Source     string `json:"source"`
-}
-
-type installPlanEval struct {
-	Namespace string   `json:"namespace"`
-	Name      string   `json:"name"`
-	Approve   bool     `json:"approve"`
-	CSVs      []string `json:"csvs"`
-	// BlockedBy names each CSV that keeps the plan from approval, and why.
-	BlockedBy []string `json:"blockedBy"`
-	// Reason says why the plan is not Tollgate's to approve (not Manual, already approved,
-	// not waiting in RequiresApproval); empty when it is.
-	Reason string `json:"reason,omitempty"`
-}
-
-// answer is the plan's verdict for a person: "yes", or "no" and why not.
-func (p installPlanEval) answer() (approve, whyNot string) {
-	switch {
-	case p.Approve:
-		return "yes", ""
-	case len(p.BlockedBy) > 0:
-		return "no", "blocked: " + strings.Join(p.BlockedBy, "; ")
-	default:
-		return "no", p.Reason
-	}
+	Allowed bool                      `json:"allowed"`
+	Denials []tollgatev1alpha1.Denial `json:"denials"`
 }
 
 type catalogSourceEval struct {
@@ -111,18 +86,17 @@ func newEvalCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval --snapshot PATH",
 		Short: "Evaluate the policies on a snapshot of cluster state, without a cluster",
-		Long: `Evaluate every Subscription in a snapshot with the same input builder and policies as the
-manager, and say which InstallPlans Tollgate would approve.
+		Long: `Evaluate every Subscription in a snapshot with the same input builder, policies, approval
+rule and status builder as the manager, and say which InstallPlans Tollgate would approve.
 
 PATH is a YAML or JSON file (multi-document, or a List) or a folder of them, holding the objects
 'kubectl get -o yaml' or 'tollgate snapshot' prints. Unknown kinds are ignored; a malformed
 document is reported on stderr with its file and line, and the rest is still evaluated.
 
-Decisions are computed as the manager computes them: each Subscription is evaluated, its
-decision is written into its UpgradeGate, and everything is evaluated again, so operators that
-OLM bundles into one InstallPlan see each other's decisions. A plan is approved only when it is
-Manual, not yet approved, waiting in RequiresApproval, and every CSV it lists is allowed by a
-gate in Enforce mode of a Manual Subscription.
+A Subscription without an UpgradeGate gets a new one, as the manager would create it. A plan is
+approved only when it is Manual, not yet approved, waiting in RequiresApproval, and every CSV
+it lists is wanted by a Manual Subscription whose gate is in Enforce mode and whose decision
+allows it; a Subscription sees the other operators of its plans through their own decisions.
 
 Exit status: 0 when the evaluation ran (whatever it decided); 1 on an error (unreadable
 snapshot, policies that do not compile); 3 with --fail-on-deny when any Subscription's upgrade
@@ -153,21 +127,11 @@ func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if err := checkOutput(f.output, "table", "json", "yaml"); err != nil {
 		return err
 	}
-	now, cfg, mode, err := f.decision.parse()
+	off, err := openOffline(ctx, f.snapshot, f.policy, f.decision, stderr)
 	if err != nil {
 		return err
 	}
-	snap, problems, err := gather.LoadSnapshot(f.snapshot...)
-	if err != nil {
-		return fmt.Errorf("%w (check the --snapshot path)", err)
-	}
-	reportLoadErrors(stderr, problems)
-	eng, err := f.policy.engine(ctx, snap, stderr)
-	if err != nil {
-		return err
-	}
-	o := &offline{snap: snap, engine: eng, now: now, defaultMode: mode, config: cfg}
-	report, err := o.report(ctx)
+	report, err := off.report(ctx)
 	if err != nil {
 		return err
 	}
@@ -183,32 +147,81 @@ func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	return nil
 }
 
-// reportLoadErrors prints each malformed document, so the user can fix it; the rest loaded.
-func reportLoadErrors(w io.Writer, problems []gather.LoadError) {
-	for _, p := range problems {
-		fmt.Fprintf(w, "warning: skipped %s\n", p.Error())
-	}
-	if len(problems) > 0 {
-		fmt.Fprintf(w, "warning: %d document(s) skipped; the rest of the snapshot is evaluated\n", len(problems))
-	}
+// offline decides on a snapshot as the manager decides on the cluster it was taken from.
+type offline struct {
+	snap    *snapshot.Snapshot
+	engine  *engine.Engine
+	decider *approval.Decider
+	now     time.Time
+	warn    io.Writer
 }
 
-// report settles the snapshot and summarises every Subscription, InstallPlan and CatalogSource.
-func (o *offline) report(ctx context.Context) (*evalReport, error) {
-	settled, err := o.settle(ctx)
+// openOffline loads the snapshot and the policies, and gives every Subscription the gate the
+// manager would create for it.
+func openOffline(ctx context.Context, paths []string, pf policyFlags, df decisionFlags, warn io.Writer) (*offline, error) {
+	now, cfg, err := df.parse()
 	if err != nil {
 		return nil, err
 	}
-	r := &evalReport{
-		Now:            o.now.UTC().Format(time.RFC3339),
-		PolicyRevision: o.engine.Revision(),
-		Subscriptions:  []subscriptionEval{},
-		InstallPlans:   []installPlanEval{},
-		CatalogSources: []catalogSourceEval{},
+	snap, problems, err := snapshot.Load(paths...)
+	if err != nil {
+		return nil, fmt.Errorf("%w (check the --snapshot path)", err)
 	}
-	for _, ev := range settled {
-		r.Subscriptions = append(r.Subscriptions, o.subscriptionEval(ev))
+	for _, p := range problems {
+		fmt.Fprintf(warn, "warning: skipped %s\n", p.Error())
 	}
+	if len(problems) > 0 {
+		fmt.Fprintf(warn, "warning: %d document(s) skipped; the rest of the snapshot is evaluated\n", len(problems))
+	}
+	eng, err := pf.engine(ctx, snap, warn)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureGates(ctx, snap); err != nil {
+		return nil, err
+	}
+	d := &approval.Decider{Reader: snap, Policies: eng, Input: cfg, Now: func() time.Time { return now }}
+	return &offline{snap: snap, engine: eng, decider: d, now: now, warn: warn}, nil
+}
+
+// ensureGates adds the gate the manager creates for every Subscription that has none.
+func ensureGates(ctx context.Context, snap *snapshot.Snapshot) error {
+	var subs v1alpha1.SubscriptionList
+	if err := snap.List(ctx, &subs); err != nil {
+		return fmt.Errorf("list subscriptions in the snapshot: %w", err)
+	}
+	for i := range subs.Items {
+		sub := &subs.Items[i]
+		err := snap.Get(ctx, client.ObjectKeyFromObject(sub), &tollgatev1alpha1.UpgradeGate{})
+		if err := client.IgnoreNotFound(err); err != nil {
+			return err
+		}
+		if err == nil {
+			continue
+		}
+		if err := snap.Add(gatestatus.New(sub)); err != nil {
+			return fmt.Errorf("add the gate of %s/%s: %w", sub.Namespace, sub.Name, err)
+		}
+	}
+	return nil
+}
+
+// report decides every Subscription, judges every InstallPlan and validates every
+// CatalogSource in the snapshot.
+func (o *offline) report(ctx context.Context) (*evalReport, error) {
+	r := &evalReport{Now: o.now.UTC().Format(time.RFC3339), PolicyRevision: o.engine.Revision(), Subscriptions: []subscriptionEval{}}
+	var subs v1alpha1.SubscriptionList
+	if err := o.snap.List(ctx, &subs); err != nil {
+		return nil, fmt.Errorf("list subscriptions in the snapshot: %w", err)
+	}
+	for i := range subs.Items {
+		s, err := o.subscription(ctx, client.ObjectKeyFromObject(&subs.Items[i]))
+		if err != nil {
+			return nil, err
+		}
+		r.Subscriptions = append(r.Subscriptions, s)
+	}
+	var err error
 	if r.InstallPlans, err = o.installPlans(ctx); err != nil {
 		return nil, err
 	}
@@ -218,70 +231,57 @@ func (o *offline) report(ctx context.Context) (*evalReport, error) {
 	return r, nil
 }
 
-func (o *offline) subscriptionEval(ev evaluated) subscriptionEval {
-	sub, res := ev.input.Subscription, ev.result
+// subscription decides one Subscription and builds the status the manager would write.
+func (o *offline) subscription(ctx context.Context, key client.ObjectKey) (subscriptionEval, error) {
+	dec, err := o.decider.Decide(ctx, key)
+	if err != nil || dec == nil {
+		return subscriptionEval{}, fmt.Errorf("decide %s: %w", key, err)
+	}
+	sub, res := dec.Subscription, dec.Result
+	gate := dec.Gate
+	if gate == nil {
+		gate = gatestatus.New(sub)
+	}
+	approvalMode := approval.ApprovalOf(sub)
+	status, problems := gatestatus.Next(gate.Status, gatestatus.Observation{
+		Generation: gate.Generation, Subscription: sub, Result: res,
+		Digest: func() string { return engine.Digest(dec.Doc) },
+		Extra:  []metav1.Condition{gatestatus.AutomaticApproval(sub, approvalMode, false)},
+		Now:    metav1.NewTime(o.now.Truncate(time.Second)),
+	})
+	for _, p := range problems {
+		fmt.Fprintf(o.warn, "warning: %s: %s\n", key, p)
+	}
 	s := subscriptionEval{
-		Namespace:    sub.Namespace,
-		Name:         sub.Name,
-		InstalledCSV: sub.Status.InstalledCSV,
-		CurrentCSV:   sub.Status.CurrentCSV,
-		Approval:     string(controllers.ApprovalOf(sub)),
-		Mode:         string(controllers.EffectiveMode(ev.input.Gate, o.defaultMode)),
-		State:        res.State,
-		UpToDate:     res.UpToDate,
-		Decision:     decisionEval{Allowed: res.Decision.Allowed, Denials: []denialEval{}},
-		Conditions:   orEmpty(res.Conditions),
-		Health:       orEmpty(res.Health),
+		Namespace: sub.Namespace, Name: sub.Name,
+		InstalledCSV: sub.Status.InstalledCSV, CurrentCSV: sub.Status.CurrentCSV,
+		Approval: string(approvalMode), Mode: string(approval.EffectiveMode(gate, o.decider.Input.WithDefaults().DefaultMode)),
+		State: res.State, UpToDate: res.UpToDate,
+		Decision:   decisionEval{Allowed: res.Decision.Allowed, Denials: orEmpty(gatestatus.Denials(res.Decision))},
+		Conditions: orEmpty(res.Conditions), Health: orEmpty(res.Health),
+		Status: status,
 	}
 	if sub.Spec != nil {
 		s.Package = sub.Spec.Package
 	}
-	for _, d := range res.Decision.Denials {
-		s.Decision.Denials = append(s.Decision.Denials, denialEval{Code: d.Code, Message: d.Message, Overridden: d.Overridden, Source: d.Source})
-	}
-	return s
+	return s, nil
 }
 
-// installPlans applies the manager's approval rule to every plan, with the verdicts of the
-// settled gates.
-func (o *offline) installPlans(ctx context.Context) ([]installPlanEval, error) {
+// installPlans judges every plan in the snapshot.
+func (o *offline) installPlans(ctx context.Context) ([]approval.Verdict, error) {
 	var plans v1alpha1.InstallPlanList
 	if err := o.snap.List(ctx, &plans); err != nil {
 		return nil, fmt.Errorf("list install plans in the snapshot: %w", err)
 	}
-	out := []installPlanEval{}
+	out := []approval.Verdict{}
 	for i := range plans.Items {
-		plan := &plans.Items[i]
-		verdicts, err := controllers.Verdicts(ctx, o.snap, plan, o.defaultMode, nil, nil)
+		v, err := o.decider.Judge(ctx, &plans.Items[i])
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, planEval(plan, verdicts))
+		out = append(out, v)
 	}
 	return out, nil
-}
-
-// planEval is Approvable's answer, split per CSV so a person sees which operator holds a
-// bundled plan.
-func planEval(plan *v1alpha1.InstallPlan, verdicts map[string]controllers.Verdict) installPlanEval {
-	e := installPlanEval{Namespace: plan.Namespace, Name: plan.Name, CSVs: orEmpty(plan.Spec.ClusterServiceVersionNames), BlockedBy: []string{}}
-	ok, why := controllers.Approvable(plan, verdicts)
-	e.Approve = ok
-	if ok {
-		return e
-	}
-	if !strings.HasPrefix(why, "blocked: ") {
-		e.Reason = why
-		return e
-	}
-	for _, csv := range plan.Spec.ClusterServiceVersionNames {
-		one := plan.DeepCopy()
-		one.Spec.ClusterServiceVersionNames = []string{csv}
-		if ok, why := controllers.Approvable(one, verdicts); !ok {
-			e.BlockedBy = append(e.BlockedBy, strings.TrimPrefix(why, "blocked: "))
-		}
-	}
-	return e
 }
 
 // catalogSources reports every CatalogSource in the snapshot, visible to a Subscription or
@@ -296,9 +296,9 @@ func (o *offline) catalogSources(ctx context.Context) ([]catalogSourceEval, erro
 	if len(list.Items) == 0 {
 		return out, nil
 	}
-	validity, err := o.validateCatalogs(ctx, list.Items)
-	if err != nil {
-		return nil, err
+	res := o.engine.Evaluate(ctx, input.CatalogDocument(list.Items, o.decider.Input, o.now))
+	if res.Err != nil {
+		return nil, fmt.Errorf("validate catalog sources: %w", res.Err)
 	}
 	for _, cs := range list.Items {
 		e := catalogSourceEval{Namespace: cs.Namespace, Name: cs.Name, Healthy: string(metav1.ConditionUnknown), Violations: []engine.Violation{}}
@@ -309,50 +309,12 @@ func (o *offline) catalogSources(ctx context.Context) ([]catalogSourceEval, erro
 				e.Healthy = string(metav1.ConditionTrue)
 			}
 		}
-		v, ok := validity[cs.Namespace+"/"+cs.Name]
-		if !ok {
+		i := slices.IndexFunc(res.CatalogValidation, func(v engine.CatalogValidation) bool { return v.Namespace == cs.Namespace && v.Name == cs.Name })
+		if i < 0 {
 			return nil, fmt.Errorf("the policies returned no validation for CatalogSource %s/%s", cs.Namespace, cs.Name)
 		}
-		e.Valid = v.Valid
-		e.Violations = orEmpty(v.Violations)
+		e.Valid, e.Violations = res.CatalogValidation[i].Valid, orEmpty(res.CatalogValidation[i].Violations)
 		out = append(out, e)
-	}
-	return out, nil
-}
-
-// validateCatalogs evaluates one document whose visible catalogs are all of them: the
-// policies validate every catalog a Subscription can see, so this uses their rules as is.
-func (o *offline) validateCatalogs(ctx context.Context, catalogs []v1alpha1.CatalogSource) (map[string]engine.CatalogValidation, error) {
-	objs := make([]any, 0, len(catalogs))
-	for i := range catalogs {
-		m, err := toMap(&catalogs[i])
-		if err != nil {
-			return nil, err
-		}
-		m["apiVersion"], m["kind"] = "operators.coreos.com/v1alpha1", "CatalogSource"
-		objs = append(objs, m)
-	}
-	doc := map[string]any{
-		"apiVersion": gather.InputAPIVersion,
-		"subscription": map[string]any{
-			"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
-			"metadata": map[string]any{"namespace": "tollgate-eval", "name": "catalog-validation"},
-			"spec":     map[string]any{}, "status": map[string]any{},
-		},
-		"installedCSV": nil, "currentCSV": nil, "installPlan": nil,
-		"pendingInstallPlans": []any{}, "installPlanPeers": []any{},
-		"catalogSources": objs, "sourceCatalog": nil, "operatorCondition": nil,
-		"operatorGroup": nil, "packageManifest": nil, "operands": []any{}, "gate": nil,
-		"now":    o.now.UTC().Format(time.RFC3339),
-		"config": map[string]any{"globalCatalogNamespace": o.config.GlobalCatalogNamespace, "defaultMode": string(o.defaultMode)},
-	}
-	res := o.engine.Evaluate(ctx, doc)
-	if res.Err != nil {
-		return nil, fmt.Errorf("validate catalog sources: %w", res.Err)
-	}
-	out := map[string]engine.CatalogValidation{}
-	for _, v := range res.CatalogValidation {
-		out[v.Namespace+"/"+v.Name] = v
 	}
 	return out, nil
 }

@@ -1,5 +1,5 @@
 // Command tollgate gates OLM operator upgrades by policy. `tollgate run` is the manager;
-// eval, explain, snapshot and demo answer "why was this upgrade held?" and test policies
+// eval, explain and snapshot answer "why was this upgrade held?" and test policies
 // without a cluster. Installed as kubectl-tollgate, it is a kubectl plugin.
 package main
 
@@ -35,14 +35,23 @@ its catalog is sound, and the cluster admins' own rules hold.`,
 	}
 	// As a kubectl plugin, usage lines read "kubectl tollgate explain ..."; Use must stay one
 	// word, since cobra takes a command's name from the first word of Use.
-	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-tollgate") {
-		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl tollgate"}
+	if name := selfName(); name != "tollgate" {
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: name}
 	}
 	root.AddCommand(newRunCommand(), newVersionCommand())
 	for _, add := range extraCommands {
 		root.AddCommand(add())
 	}
 	return root
+}
+
+// selfName is how a person runs this program: "kubectl tollgate" when it is installed as a
+// kubectl plugin, else "tollgate".
+func selfName() string {
+	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-tollgate") {
+		return "kubectl tollgate"
+	}
+	return "tollgate"
 }
 
 // extraCommands are the other subcommands, each registered by its own file.

@@ -6,15 +6,13 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/controllers/gather"
+	"github.com/tollgate-dev/tollgate/input"
 )
 
 func checkOutput(got string, allowed ...string) error {
@@ -52,27 +50,22 @@ type decisionFlags struct {
 }
 
 func (f *decisionFlags) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.globalNS, "global-catalog-namespace", "olm", "namespace whose CatalogSources every Subscription can use, as the manager's flag")
+	cmd.Flags().StringVar(&f.globalNS, "global-catalog-namespace", input.DefaultGlobalCatalogNamespace, "namespace whose CatalogSources every Subscription can use, as the manager's flag")
 	cmd.Flags().StringVar(&f.now, "now", "", "evaluate as if at this RFC 3339 time, e.g. 2026-11-20T12:00:00Z (default: the current time)")
-	cmd.Flags().StringVar(&f.defaultMode, "default-mode", string(tollgatev1alpha1.ModeEnforce), "mode of gates whose spec.mode is empty, as the manager's flag: Enforce or Audit (Audit never approves)")
+	cmd.Flags().StringVar(&f.defaultMode, "default-mode", string(tollgatev1alpha1.DefaultMode), "mode of gates whose spec.mode is empty, as the manager's flag: Enforce or Audit (Audit never approves)")
 }
 
-// parse checks the flags and returns the clock, the gather configuration and the default mode.
-func (f *decisionFlags) parse() (time.Time, gather.Config, tollgatev1alpha1.Mode, error) {
+// parse checks the flags and returns the clock and the input configuration.
+func (f *decisionFlags) parse() (time.Time, input.Config, error) {
 	now, err := parseNow(f.now)
 	if err != nil {
-		return time.Time{}, gather.Config{}, "", err
+		return time.Time{}, input.Config{}, err
 	}
 	mode, err := parseMode(f.defaultMode)
 	if err != nil {
-		return time.Time{}, gather.Config{}, "", err
+		return time.Time{}, input.Config{}, err
 	}
-	return now, gather.Config{GlobalCatalogNamespace: f.globalNS, DefaultMode: string(mode)}, mode, nil
-}
-
-// toMap renders a typed object as plain JSON data.
-func toMap(obj any) (map[string]any, error) {
-	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	return now, input.Config{GlobalCatalogNamespace: f.globalNS, DefaultMode: mode}, nil
 }
 
 // writeReport prints v as indented JSON, YAML, or with the table renderer.
@@ -92,58 +85,4 @@ func writeReport[T any](w io.Writer, format string, v T, table func(io.Writer, T
 	default:
 		return table(w, v)
 	}
-}
-
-// table writes aligned columns; rows are tab-separated cells.
-type table struct {
-	tw *tabwriter.Writer
-}
-
-func newTable(w io.Writer, header ...string) *table {
-	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
-	if len(header) > 0 {
-		t.row(header...)
-	}
-	return t
-}
-
-func (t *table) row(cells ...string) {
-	for i, c := range cells {
-		if c == "" {
-			cells[i] = "-"
-		}
-	}
-	fmt.Fprintln(t.tw, "  "+strings.Join(cells, "\t"))
-}
-
-func (t *table) flush() error { return t.tw.Flush() }
-
-// plural is "1 thing" or "n things".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// wrap breaks text into lines of at most width runes at spaces, each line after the first
-// prefixed with indent.
-func wrap(text string, width int, indent string) string {
-	words := strings.Fields(text)
-	var b strings.Builder
-	line := 0
-	for i, w := range words {
-		if i > 0 {
-			if line+1+len(w) > width {
-				b.WriteString("\n" + indent)
-				line = 0
-			} else {
-				b.WriteByte(' ')
-				line++
-			}
-		}
-		b.WriteString(w)
-		line += len(w)
-	}
-	return b.String()
 }

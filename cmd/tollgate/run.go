@@ -17,29 +17,34 @@ import (
 	"github.com/tollgate-dev/tollgate/apis"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/controllers/gather"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/policysource"
 )
 
-// managerFlags are the settings of `tollgate run`, shared with `tollgate demo`.
+// defaultPolicyNamespace holds the policy ConfigMaps unless told otherwise.
+const defaultPolicyNamespace = "tollgate-system"
+
+// managerFlags are the settings of `tollgate run`.
 type managerFlags struct {
 	defaultMode      string
 	globalCatalogNS  string
 	takeOverApproval bool
 	policyNamespace  string
 	bundles          []string
+	bundlePoll       time.Duration
 	evalTimeout      time.Duration
 	reevaluate       time.Duration
 }
 
 func (f *managerFlags) bind(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.StringVar(&f.defaultMode, "default-mode", string(tollgatev1alpha1.ModeEnforce), "mode of gates whose spec.mode is empty: Enforce (approve allowed InstallPlans) or Audit (decide and report only)")
-	fs.StringVar(&f.globalCatalogNS, "global-catalog-namespace", "olm", "namespace whose CatalogSources every Subscription can use")
+	fs.StringVar(&f.defaultMode, "default-mode", string(tollgatev1alpha1.DefaultMode), "mode of gates whose spec.mode is empty: Enforce (approve allowed InstallPlans) or Audit (decide and report only)")
+	fs.StringVar(&f.globalCatalogNS, "global-catalog-namespace", input.DefaultGlobalCatalogNamespace, "namespace whose CatalogSources every Subscription can use")
 	fs.BoolVar(&f.takeOverApproval, "take-over-approval", false, "switch Subscriptions with installPlanApproval: Automatic to Manual, so Tollgate can hold their upgrades")
-	fs.StringVar(&f.policyNamespace, "policy-namespace", envOr("POD_NAMESPACE", "tollgate-system"), "namespace of the policy ConfigMaps (labelled tollgate.dev/policy=rego or =data)")
+	fs.StringVar(&f.policyNamespace, "policy-namespace", envOr("POD_NAMESPACE", defaultPolicyNamespace), "namespace of the policy ConfigMaps (labelled tollgate.dev/policy=rego or =data)")
 	fs.StringSliceVar(&f.bundles, "bundle", nil, "OPA bundle to load: a directory, a .tar.gz file, or an http(s) bundle server URL (repeatable)")
-	fs.DurationVar(&bundlePollInterval, "bundle-poll-interval", controllers.DefaultBundlePollInterval, "how often to re-read --bundle sources (bundle servers are asked with If-None-Match)")
+	fs.DurationVar(&f.bundlePoll, "bundle-poll-interval", policysource.DefaultBundlePollInterval, "how often to re-read --bundle sources (bundle servers are asked with If-None-Match)")
 	fs.DurationVar(&f.evalTimeout, "evaluation-timeout", engine.DefaultTimeout, "deadline of one policy evaluation; a policy that runs longer denies with PolicyError")
 	fs.DurationVar(&f.reevaluate, "reevaluate-interval", time.Minute, "re-evaluate every gate this often even without a change (maintenance windows, expiring overrides); 0 disables")
 }
@@ -53,8 +58,7 @@ func (f *managerFlags) options() (controllers.Options, error) {
 		return controllers.Options{}, fmt.Errorf("invalid --evaluation-timeout %s: it must be positive", f.evalTimeout)
 	}
 	return controllers.Options{
-		Gather:           gather.Config{GlobalCatalogNamespace: f.globalCatalogNS, DefaultMode: string(mode)},
-		DefaultMode:      mode,
+		Input:            input.Config{GlobalCatalogNamespace: f.globalCatalogNS, DefaultMode: mode},
 		TakeOverApproval: f.takeOverApproval,
 		Reevaluate:       f.reevaluate,
 		PolicyNamespace:  f.policyNamespace,
@@ -96,7 +100,7 @@ func newRunCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("find the cluster (kubeconfig or in-cluster config): %w", err)
 			}
-			return runManager(ctrl.SetupSignalHandler(), cfg, opts, flags.bundles, ctrl.Options{
+			return runManager(ctrl.SetupSignalHandler(), cfg, opts, flags, ctrl.Options{
 				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 				HealthProbeBindAddress: probeAddr,
 				LeaderElection:         leaderElect,
@@ -115,11 +119,12 @@ func newRunCommand() *cobra.Command {
 }
 
 // runManager runs the controllers until ctx ends.
-func runManager(ctx context.Context, cfg *rest.Config, opts controllers.Options, bundles []string, mgrOpts ctrl.Options) error {
+func runManager(ctx context.Context, cfg *rest.Config, opts controllers.Options, flags managerFlags, mgrOpts ctrl.Options) error {
 	mgrOpts.Scheme = apis.NewScheme()
 	mgrOpts.Cache = controllers.CacheOptions(opts.PolicyNamespace)
-	if len(bundles) > 0 {
-		src, err := loadBundles(ctx, bundles)
+	if len(flags.bundles) > 0 {
+		// Every location must load now: the manager does not start without the admin's policy.
+		src, err := policysource.LoadBundles(ctx, flags.bundles, policysource.BundleOptions{PollInterval: flags.bundlePoll})
 		if err != nil {
 			return err
 		}

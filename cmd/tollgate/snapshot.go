@@ -25,8 +25,8 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/controllers/gather"
+	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/policysource"
 )
 
 func init() { extraCommands = append(extraCommands, newSnapshotCommand) }
@@ -67,8 +67,8 @@ out. Progress goes to stderr.
 	}
 	f.cluster.bind(cmd)
 	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "snapshot every namespace")
-	cmd.Flags().StringVar(&f.globalNS, "global-catalog-namespace", "olm", "namespace whose CatalogSources every Subscription can use (always included)")
-	cmd.Flags().StringVar(&f.policyNS, "policy-namespace", "tollgate-system", "namespace of the policy ConfigMaps (labelled tollgate.dev/policy) to include")
+	cmd.Flags().StringVar(&f.globalNS, "global-catalog-namespace", input.DefaultGlobalCatalogNamespace, "namespace whose CatalogSources every Subscription can use (always included)")
+	cmd.Flags().StringVar(&f.policyNS, "policy-namespace", defaultPolicyNamespace, "namespace of the policy ConfigMaps (labelled tollgate.dev/policy) to include")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml (multi-document) or json (a List)")
 	return cmd
 }
@@ -109,7 +109,7 @@ func catalogScope(ns string, all bool, f snapshotFlags) [][]client.ListOption {
 
 // policyScope is the labelled ConfigMaps of the policy namespace, and no other ConfigMap.
 func policyScope(_ string, _ bool, f snapshotFlags) [][]client.ListOption {
-	return [][]client.ListOption{{client.InNamespace(f.policyNS), client.HasLabels{controllers.PolicyLabel}}}
+	return [][]client.ListOption{{client.InNamespace(f.policyNS), client.HasLabels{policysource.Label}}}
 }
 
 // notCopied drops the copies of a CSV OLM writes into every target namespace: they carry
@@ -193,7 +193,7 @@ func captureSnapshot(ctx context.Context, c client.Client, ns string, f snapshot
 		return nil, fmt.Errorf("list Subscriptions: %w", err)
 	}
 	operands, pkgs := 0, 0
-	b := &gather.Builder{Reader: c, Config: gather.Config{GlobalCatalogNamespace: f.globalNS}}
+	b := &input.Builder{Reader: c, Config: input.Config{GlobalCatalogNamespace: f.globalNS}}
 	for i := range subs.Items {
 		in, err := b.Build(ctx, client.ObjectKeyFromObject(&subs.Items[i]))
 		if err != nil {
@@ -203,11 +203,11 @@ func captureSnapshot(ctx context.Context, c client.Client, ns string, f snapshot
 		if in == nil {
 			continue
 		}
-		for _, o := range list(in.Doc["operands"]) {
-			add(o)
+		for _, o := range in.Doc["operands"].([]any) {
+			add(o.(map[string]any))
 			operands++
 		}
-		if pm := obj(in.Doc["packageManifest"]); pm != nil {
+		if pm, ok := in.Doc["packageManifest"].(map[string]any); ok {
 			add(pm)
 			pkgs++
 		}
@@ -243,7 +243,7 @@ func typedToMap(obj client.Object, scheme *runtime.Scheme) (map[string]any, erro
 func clean(m map[string]any) map[string]any {
 	unstructured.RemoveNestedField(m, "metadata", "managedFields")
 	unstructured.RemoveNestedField(m, "metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration")
-	if a, ok := get(m, "metadata", "annotations").(map[string]any); ok && len(a) == 0 {
+	if a, found, _ := unstructured.NestedMap(m, "metadata", "annotations"); found && len(a) == 0 {
 		unstructured.RemoveNestedField(m, "metadata", "annotations")
 	}
 	return m
@@ -252,8 +252,9 @@ func clean(m map[string]any) map[string]any {
 // writeObjects writes objects as multi-document YAML headed by a comment, or a JSON List.
 func writeObjects(w io.Writer, format string, objs []map[string]any, header string) error {
 	slices.SortStableFunc(objs, func(a, b map[string]any) int {
-		return cmp.Or(cmp.Compare(kindRank(str(a, "kind")), kindRank(str(b, "kind"))), cmp.Compare(str(a, "kind"), str(b, "kind")),
-			cmp.Compare(str(a, "metadata", "namespace"), str(b, "metadata", "namespace")), cmp.Compare(str(a, "metadata", "name"), str(b, "metadata", "name")))
+		ua, ub := unstructured.Unstructured{Object: a}, unstructured.Unstructured{Object: b}
+		return cmp.Or(cmp.Compare(kindRank(ua.GetKind()), kindRank(ub.GetKind())), cmp.Compare(ua.GetKind(), ub.GetKind()),
+			cmp.Compare(ua.GetNamespace(), ub.GetNamespace()), cmp.Compare(ua.GetName(), ub.GetName()))
 	})
 	if format == "json" {
 		items := make([]any, len(objs))

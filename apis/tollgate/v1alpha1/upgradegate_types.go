@@ -15,6 +15,9 @@ const (
 	ModeEnforce Mode = "Enforce"
 	// ModeAudit decides and reports, but never approves.
 	ModeAudit Mode = "Audit"
+	// DefaultMode is the mode of a gate whose spec.mode is empty, unless the manager is told
+	// otherwise (--default-mode).
+	DefaultMode = ModeEnforce
 )
 
 // Override waives one denial code for this Subscription.

@@ -1,4 +1,4 @@
-package gather_test
+package snapshot_test
 
 import (
 	"context"

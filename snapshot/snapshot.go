@@ -1,4 +1,7 @@
-package gather
+// Package snapshot is a file-backed client.Reader: the objects of YAML or JSON files
+// (as kubectl get -o yaml or tollgate snapshot print them), so the CLI evaluates offline
+// exactly what the manager evaluates live.
+package snapshot
 
 import (
 	"bytes"
@@ -24,7 +27,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/apis"
 )
+
+// scheme knows the kinds a snapshot can return typed.
+var scheme = apis.NewScheme()
 
 // Snapshot is an in-memory client.Reader over objects loaded from files, so the CLI evaluates
 // offline exactly what the controller evaluates live. Objects are stored as unstructured; a
@@ -49,16 +57,16 @@ func (e LoadError) Error() string {
 	return fmt.Sprintf("%s: document %d (line %d): %v", e.File, e.Document, e.Line, e.Err)
 }
 
-// NewSnapshot returns an empty snapshot.
-func NewSnapshot() *Snapshot {
+// New returns an empty snapshot.
+func New() *Snapshot {
 	return &Snapshot{objects: map[schema.GroupVersionKind]map[client.ObjectKey]*unstructured.Unstructured{}}
 }
 
-// LoadSnapshot reads YAML or JSON files — multi-document, `kind: List`, or folders of them, as
+// Load reads YAML or JSON files — multi-document, `kind: List`, or folders of them, as
 // `kubectl get -o yaml` prints. Malformed documents are reported as LoadErrors and skipped; the
 // error is for a path that cannot be read at all.
-func LoadSnapshot(paths ...string) (*Snapshot, []LoadError, error) {
-	s := NewSnapshot()
+func Load(paths ...string) (*Snapshot, []LoadError, error) {
+	s := New()
 	var problems []LoadError
 	for _, root := range paths {
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {

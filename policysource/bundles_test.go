@@ -1,4 +1,4 @@
-package controllers
+package policysource
 
 import (
 	"archive/tar"

@@ -1,4 +1,4 @@
-package controllers
+package policysource
 
 import (
 	"bytes"
@@ -134,7 +134,7 @@ func LoadBundles(ctx context.Context, locations []string, opts BundleOptions) (*
 		}
 		loc.etag, loc.hash = etag, hash
 		s.current[i] = b
-		policyErrors.WithLabelValues("bundle/" + loc.name).Set(0)
+		SourceErrors.WithLabelValues("bundle/" + loc.name).Set(0)
 		opts.Log.Info("bundle loaded", "bundle", loc.name, "revision", b.Manifest.Revision, "modules", len(b.Modules))
 	}
 	if !opts.Once {
@@ -193,11 +193,11 @@ func (s *BundleSource) refresh(ctx context.Context, i int) error {
 		err = s.compatible(i, b)
 	}
 	if err != nil {
-		policyErrors.WithLabelValues("bundle/" + loc.name).Set(1)
+		SourceErrors.WithLabelValues("bundle/" + loc.name).Set(1)
 		s.opts.Log.Error(err, "bundle not updated; the last good bundle stays in service", "bundle", loc.name)
 		return err
 	}
-	policyErrors.WithLabelValues("bundle/" + loc.name).Set(0)
+	SourceErrors.WithLabelValues("bundle/" + loc.name).Set(0)
 	if b == nil { // 304 Not Modified
 		return nil
 	}

@@ -1,4 +1,4 @@
-package gather
+package input
 
 import (
 	"cmp"
@@ -25,29 +25,35 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 )
 
-// InputAPIVersion is the version of the input document this package builds.
-const InputAPIVersion = "tollgate.dev/input/v1"
+// APIVersion is the version of the input document this package builds.
+const APIVersion = "tollgate.dev/input/v1"
+
+// DefaultGlobalCatalogNamespace is OLM's global catalog namespace on a vanilla install.
+const DefaultGlobalCatalogNamespace = "olm"
 
 // Config is the part of the manager's configuration the policies see as input.config.
 type Config struct {
-	// GlobalCatalogNamespace holds the catalogs every namespace can use; default "olm".
+	// GlobalCatalogNamespace holds the catalogs every namespace can use; default
+	// DefaultGlobalCatalogNamespace.
 	GlobalCatalogNamespace string
-	// DefaultMode is the mode of a gate whose spec.mode is empty; default "Enforce".
-	DefaultMode string
+	// DefaultMode is the mode of a gate whose spec.mode is empty; default
+	// tollgatev1alpha1.DefaultMode.
+	DefaultMode tollgatev1alpha1.Mode
 }
 
-func (c Config) withDefaults() Config {
+// WithDefaults fills the empty fields with their defaults.
+func (c Config) WithDefaults() Config {
 	if c.GlobalCatalogNamespace == "" {
-		c.GlobalCatalogNamespace = "olm"
+		c.GlobalCatalogNamespace = DefaultGlobalCatalogNamespace
 	}
 	if c.DefaultMode == "" {
-		c.DefaultMode = string(tollgatev1alpha1.ModeEnforce)
+		c.DefaultMode = tollgatev1alpha1.DefaultMode
 	}
 	return c
 }
 
 // Builder reads the state one Subscription's decision depends on and builds its input
-// document. It only reads; Reader is the informer cache in the manager and a Snapshot in the
+// document. It only reads; Reader is the informer cache in the manager and a snapshot in the
 // CLI, so both evaluate exactly the same document.
 type Builder struct {
 	Reader client.Reader
@@ -56,9 +62,11 @@ type Builder struct {
 	Now func() time.Time
 }
 
-// Input is one Subscription's input document plus the typed objects the controller acts on.
-type Input struct {
-	// Doc is the input document, exactly as policies/README.md describes it.
+// Document is one Subscription's input document plus the typed objects the callers act on.
+type Document struct {
+	// Doc is the input document, exactly as policies/README.md describes it. Its
+	// installPlanPeers is empty: the peers are other Subscriptions' decisions, which the
+	// approval package evaluates and sets with SetPeers.
 	Doc                 map[string]any
 	Subscription        *v1alpha1.Subscription
 	InstalledCSV        *v1alpha1.ClusterServiceVersion
@@ -68,113 +76,149 @@ type Input struct {
 	OperandGVKs []schema.GroupVersionKind
 }
 
+// SetPeers sets installPlanPeers (policies/README.md) in the document.
+func (d *Document) SetPeers(peers []any) { d.Doc["installPlanPeers"] = peers }
+
 var scheme = apis.NewScheme()
+
+// state is what Build read, before it becomes a document.
+type state struct {
+	sub, currentCSV             client.Object
+	installedCSV                *v1alpha1.ClusterServiceVersion
+	plan, source, opCond, group client.Object
+	pkg, gate                   client.Object
+	pending                     []v1alpha1.InstallPlan
+	catalogs                    []v1alpha1.CatalogSource
+	operands                    []any
+}
 
 // Build gathers the input for the Subscription key. It returns (nil, nil) when the
 // Subscription does not exist. Any other missing object is null (or an empty list) in the
 // document, never an error: the policies turn absence into conditions. Other read errors are
 // returned, wrapped with what was being read.
-func (b *Builder) Build(ctx context.Context, key types.NamespacedName) (*Input, error) {
-	cfg := b.Config.withDefaults()
-	now := time.Now
-	if b.Now != nil {
-		now = b.Now
-	}
+func (b *Builder) Build(ctx context.Context, key types.NamespacedName) (*Document, error) {
+	cfg := b.Config.WithDefaults()
 	g := &gatherer{r: b.Reader}
-
 	sub := &v1alpha1.Subscription{}
 	if found, err := g.get(ctx, key, sub); err != nil || !found {
 		return nil, err
 	}
-	ns := sub.Namespace
-	in := &Input{Subscription: sub}
-
-	// The installed CSV says what runs now: its phase, and the CRDs whose instances
-	// (operands) tell us whether the operator is healthy enough to be replaced.
-	in.InstalledCSV = g.csv(ctx, ns, sub.Status.InstalledCSV)
-	// The current CSV is what OLM wants to move to; the policies compare the two.
-	currentCSV := in.InstalledCSV
-	if sub.Status.CurrentCSV != sub.Status.InstalledCSV {
-		currentCSV = g.csv(ctx, ns, sub.Status.CurrentCSV)
-	}
-
-	// The plan the Subscription references drives InstallPlanMissing/Failed/Awaiting.
-	var plan *v1alpha1.InstallPlan
-	if ref := sub.Status.InstallPlanRef; ref != nil && ref.Name != "" {
-		plan = &v1alpha1.InstallPlan{}
-		if found, _ := g.get(ctx, types.NamespacedName{Namespace: cmp.Or(ref.Namespace, ns), Name: ref.Name}, plan); !found {
-			plan = nil
-		}
-	}
-
-	// Pending plans are what Tollgate may approve; their other CSVs are the peers whose
-	// decisions must also allow the plan (OLM bundles a namespace's installs into one plan).
-	in.PendingInstallPlans = g.pendingPlans(ctx, ns, sub.Status.CurrentCSV)
-	peers := g.peers(ctx, ns, sub.Status.CurrentCSV, in.PendingInstallPlans)
-
-	// Catalogs: the visible ones make CatalogSourcesUnhealthy; only the source one can deny.
-	catalogs := g.catalogs(ctx, ns, cfg.GlobalCatalogNamespace)
-	var source *v1alpha1.CatalogSource
-	if sub.Spec != nil && sub.Spec.CatalogSource != "" {
-		source = &v1alpha1.CatalogSource{}
-		if found, _ := g.get(ctx, types.NamespacedName{Namespace: cmp.Or(sub.Spec.CatalogSourceNamespace, ns), Name: sub.Spec.CatalogSource}, source); !found {
-			source = nil
-		}
-	}
-
-	// The OperatorCondition named after the installed CSV carries Upgradeable/Upgrading:
-	// the operator's own word on whether it may be replaced now.
-	var opCond *operatorsv2.OperatorCondition
-	if sub.Status.InstalledCSV != "" {
-		opCond = &operatorsv2.OperatorCondition{}
-		if found, _ := g.get(ctx, types.NamespacedName{Namespace: ns, Name: sub.Status.InstalledCSV}, opCond); !found {
-			opCond = nil
-		}
-	}
-
-	// The OperatorGroup's target namespaces are where the operands live.
-	group := g.operatorGroup(ctx, ns)
-
-	// The PackageManifest knows the channel head, so a replacement shows even before OLM
-	// has moved currentCSV. Only accepted when it comes from the Subscription's own catalog.
-	pkg := g.packageManifest(ctx, ns, sub)
-
-	// Operands: instances of the CRDs the installed CSV owns, for health aggregation.
-	in.OperandGVKs = ownedGVKs(in.InstalledCSV)
-	operands := g.operands(ctx, in.OperandGVKs, targetNamespaces(group))
-
-	// The gate holds the admin's overrides and our previous decision.
-	in.Gate = &tollgatev1alpha1.UpgradeGate{}
-	if found, _ := g.get(ctx, key, in.Gate); !found {
-		in.Gate = nil
-	}
-
+	d := &Document{Subscription: sub}
+	st := g.read(ctx, sub, cfg)
 	if g.err != nil {
 		return nil, g.err
 	}
+	d.InstalledCSV, d.PendingInstallPlans = st.installedCSV, st.pending
+	d.OperandGVKs = ownedGVKs(st.installedCSV)
+	if gate, ok := st.gate.(*tollgatev1alpha1.UpgradeGate); ok {
+		d.Gate = gate
+	}
+	d.Doc = st.document(cfg, b.now())
+	return d, nil
+}
 
-	in.Doc = map[string]any{
-		"apiVersion":          InputAPIVersion,
-		"subscription":        object(sub),
-		"installedCSV":        object(in.InstalledCSV),
-		"currentCSV":          object(currentCSV),
-		"installPlan":         object(plan),
-		"pendingInstallPlans": objects(in.PendingInstallPlans),
-		"installPlanPeers":    peers,
-		"catalogSources":      objects(catalogs),
-		"sourceCatalog":       object(source),
-		"operatorCondition":   object(opCond),
-		"operatorGroup":       object(group),
-		"packageManifest":     object(pkg),
-		"operands":            operands,
-		"gate":                object(in.Gate),
-		"now":                 now().UTC().Format(time.RFC3339),
+func (b *Builder) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
+}
+
+// read gathers every object the decision of sub depends on; a hard read error is left in g.err.
+func (g *gatherer) read(ctx context.Context, sub *v1alpha1.Subscription, cfg Config) *state {
+	ns := sub.Namespace
+	st := &state{sub: sub}
+	// The installed CSV says what runs now: its phase, and the CRDs whose instances
+	// (operands) tell us whether the operator is healthy enough to be replaced.
+	st.installedCSV = g.csv(ctx, ns, sub.Status.InstalledCSV)
+	st.currentCSV = nilIfAbsent(st.installedCSV)
+	// The current CSV is what OLM wants to move to; the policies compare the two.
+	if sub.Status.CurrentCSV != sub.Status.InstalledCSV {
+		st.currentCSV = nilIfAbsent(g.csv(ctx, ns, sub.Status.CurrentCSV))
+	}
+	// The plan the Subscription references drives InstallPlanMissing/Failed/Awaiting.
+	if ref := sub.Status.InstallPlanRef; ref != nil && ref.Name != "" {
+		st.plan = g.optional(ctx, cmp.Or(ref.Namespace, ns), ref.Name, &v1alpha1.InstallPlan{})
+	}
+	// Pending plans are what Tollgate may approve.
+	st.pending = g.pendingPlans(ctx, ns, sub.Status.CurrentCSV)
+	// Catalogs: the visible ones make CatalogSourcesUnhealthy; only the source one can deny.
+	st.catalogs = g.catalogs(ctx, ns, cfg.GlobalCatalogNamespace)
+	if sub.Spec != nil && sub.Spec.CatalogSource != "" {
+		st.source = g.optional(ctx, cmp.Or(sub.Spec.CatalogSourceNamespace, ns), sub.Spec.CatalogSource, &v1alpha1.CatalogSource{})
+	}
+	// The OperatorCondition named after the installed CSV carries Upgradeable/Upgrading:
+	// the operator's own word on whether it may be replaced now.
+	if sub.Status.InstalledCSV != "" {
+		st.opCond = g.optional(ctx, ns, sub.Status.InstalledCSV, &operatorsv2.OperatorCondition{})
+	}
+	// The OperatorGroup's target namespaces are where the operands live.
+	group := g.operatorGroup(ctx, ns)
+	st.group = nilIfAbsent(group)
+	// The PackageManifest knows the channel head, so a replacement shows even before OLM
+	// has moved currentCSV. Only accepted when it comes from the Subscription's own catalog.
+	st.pkg = nilIfAbsent(g.packageManifest(ctx, ns, sub))
+	// Operands: instances of the CRDs the installed CSV owns, for health aggregation.
+	st.operands = g.operands(ctx, ownedGVKs(st.installedCSV), targetNamespaces(group))
+	// The gate holds the admin's overrides and mode.
+	st.gate = g.optional(ctx, ns, sub.Name, &tollgatev1alpha1.UpgradeGate{})
+	return st
+}
+
+// document is the input document of st, as policies/README.md describes it.
+func (st *state) document(cfg Config, now time.Time) map[string]any {
+	return map[string]any{
+		"apiVersion":          APIVersion,
+		"subscription":        object(st.sub),
+		"installedCSV":        object(nilIfAbsent(st.installedCSV)),
+		"currentCSV":          object(st.currentCSV),
+		"installPlan":         object(st.plan),
+		"pendingInstallPlans": objects(st.pending),
+		"installPlanPeers":    []any{},
+		"catalogSources":      objects(st.catalogs),
+		"sourceCatalog":       object(st.source),
+		"operatorCondition":   object(st.opCond),
+		"operatorGroup":       object(st.group),
+		"packageManifest":     object(st.pkg),
+		"operands":            st.operands,
+		"gate":                object(st.gate),
+		"now":                 now.UTC().Format(time.RFC3339),
 		"config": map[string]any{
 			"globalCatalogNamespace": cfg.GlobalCatalogNamespace,
-			"defaultMode":            cfg.DefaultMode,
+			"defaultMode":            string(cfg.DefaultMode),
 		},
 	}
-	return in, nil
+}
+
+// CatalogDocument is an input document whose visible catalogs are catalogs and which has no
+// Subscription objects: the policies validate every catalog a Subscription can see, so it
+// validates these with their rules as they are.
+func CatalogDocument(catalogs []v1alpha1.CatalogSource, cfg Config, now time.Time) map[string]any {
+	cfg = cfg.WithDefaults()
+	sub := &v1alpha1.Subscription{}
+	sub.Namespace, sub.Name = "tollgate-eval", "catalog-validation"
+	sub.Spec = &v1alpha1.SubscriptionSpec{}
+	return (&state{sub: sub, catalogs: catalogs}).document(cfg, now)
+}
+
+// nilIfAbsent turns a nil typed pointer into a nil interface, so object() sees null.
+func nilIfAbsent[T any, PT interface {
+	*T
+	client.Object
+}](obj PT) client.Object {
+	if obj == nil {
+		return nil
+	}
+	return obj
+}
+
+// optional reads one object that may be absent: nil when it is (or on a hard error, which
+// g records).
+func (g *gatherer) optional(ctx context.Context, ns, name string, obj client.Object) client.Object {
+	if found, _ := g.get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj); !found {
+		return nil
+	}
+	return obj
 }
 
 // gatherer keeps the first hard read error so the gathering code reads straight through.
@@ -228,7 +272,7 @@ func (g *gatherer) csv(ctx context.Context, ns, name string) *v1alpha1.ClusterSe
 		return nil
 	}
 	csv := &v1alpha1.ClusterServiceVersion{}
-	if found, _ := g.get(ctx, types.NamespacedName{Namespace: ns, Name: name}, csv); !found {
+	if g.optional(ctx, ns, name, csv) == nil {
 		return nil
 	}
 	return csv
@@ -255,47 +299,6 @@ func (g *gatherer) pendingPlans(ctx context.Context, ns, currentCSV string) []v1
 	}
 	slices.SortFunc(pending, func(a, b v1alpha1.InstallPlan) int { return cmp.Compare(a.Name, b.Name) })
 	return pending
-}
-
-// peers reports, for every other CSV a pending plan would install, whether its own
-// Subscription's gate has decided and which of its denials stand.
-func (g *gatherer) peers(ctx context.Context, ns, currentCSV string, plans []v1alpha1.InstallPlan) []any {
-	peers := []any{}
-	var subs *v1alpha1.SubscriptionList
-	for _, p := range plans {
-		csvs := slices.Clone(p.Spec.ClusterServiceVersionNames)
-		slices.Sort(csvs)
-		for _, csv := range slices.Compact(csvs) {
-			if csv == currentCSV {
-				continue
-			}
-			if subs == nil {
-				subs = &v1alpha1.SubscriptionList{}
-				g.list(ctx, subs, client.InNamespace(ns))
-			}
-			peer := map[string]any{"installPlan": p.Name, "csv": csv, "subscription": nil, "evaluated": false, "blockingCodes": []any{}}
-			idx := slices.IndexFunc(subs.Items, func(s v1alpha1.Subscription) bool {
-				return s.Status.CurrentCSV == csv || s.Status.InstalledCSV == csv
-			})
-			if idx >= 0 {
-				s := subs.Items[idx]
-				peer["subscription"] = map[string]any{"namespace": s.Namespace, "name": s.Name}
-				gate := &tollgatev1alpha1.UpgradeGate{}
-				if found, _ := g.get(ctx, client.ObjectKeyFromObject(&s), gate); found {
-					peer["evaluated"] = gate.Status.Decision.EvaluatedAt != nil
-					codes := []any{}
-					for _, d := range gate.Status.Decision.Denials {
-						if !d.Overridden && d.Code != tollgatev1alpha1.CodeInstallPlanIncludesBlockedOperator {
-							codes = append(codes, d.Code)
-						}
-					}
-					peer["blockingCodes"] = codes
-				}
-			}
-			peers = append(peers, peer)
-		}
-	}
-	return peers
 }
 
 func (g *gatherer) catalogs(ctx context.Context, ns, global string) []v1alpha1.CatalogSource {
@@ -403,13 +406,10 @@ func (g *gatherer) operands(ctx context.Context, gvks []schema.GroupVersionKind,
 	return out
 }
 
-// object renders a typed object as the API server would return it: apiVersion and kind set
+// object renders an object as the API server would return it: apiVersion and kind set
 // (objects from a cache often have an empty TypeMeta), metadata.managedFields dropped.
 // A nil object is null.
-func object[T any, PT interface {
-	*T
-	client.Object
-}](obj PT) any {
+func object(obj client.Object) any {
 	if obj == nil {
 		return nil
 	}
@@ -431,7 +431,7 @@ func objects[T any, PT interface {
 }](items []T) []any {
 	out := make([]any, 0, len(items))
 	for i := range items {
-		out = append(out, object[T, PT](&items[i]))
+		out = append(out, object(PT(&items[i])))
 	}
 	return out
 }

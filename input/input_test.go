@@ -1,4 +1,4 @@
-package gather_test
+package input_test
 
 import (
 	"context"

@@ -1,0 +1,166 @@
+// Package approval is the one place that decides a Subscription's upgrade and whether
+// Tollgate may approve an InstallPlan. The manager, `tollgate eval` and `tollgate explain`
+// all call a Decider over a client.Reader (the informer cache, a live client, or a snapshot),
+// so they cannot disagree.
+//
+// OLM bundles a namespace's pending installs into one InstallPlan, so approving a plan
+// approves every CSV it lists. A plan is approvable only when every CSV it lists is wanted by
+// a Subscription (status.currentCSV) that has an UpgradeGate in Enforce mode, approves
+// manually, and whose decision says allowed: true. A Subscription's decision sees the other
+// operators of its plans (input.installPlanPeers) through their own decisions, evaluated now
+// from the same reader without their plan companions, never through a stored gate status
+// that may predate a change.
+package approval
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/input"
+)
+
+// Evaluator evaluates one input document with the policies in force; *engine.Engine is one.
+type Evaluator interface {
+	Evaluate(ctx context.Context, input map[string]any) *engine.Result
+}
+
+// Decider decides Subscriptions and judges InstallPlans from what Reader holds.
+type Decider struct {
+	Reader   client.Reader
+	Policies Evaluator
+	Input    input.Config
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Decision is one Subscription's input, the policies' result on it, and the verdict on each
+// of its pending InstallPlans.
+type Decision struct {
+	*input.Document
+	Result *engine.Result
+	// Peers are the other operators its pending plans install, with their own decisions.
+	Peers []Peer
+	// Plans are the verdicts on Document.PendingInstallPlans, in the same order.
+	Plans []Verdict
+}
+
+// Peer is another CSV that one of the Subscription's pending plans installs.
+type Peer struct {
+	InstallPlan string
+	CSV         string
+	// Subscription wants the CSV (status.currentCSV); nil when none does.
+	Subscription *types.NamespacedName
+	// Document and Result are that Subscription's input and own decision, evaluated without
+	// its plan companions (nil without a Subscription).
+	Document *input.Document
+	Result   *engine.Result
+}
+
+// Verdict says whether Tollgate may approve one InstallPlan, and if not, why.
+type Verdict struct {
+	Namespace string   `json:"namespace"`
+	Name      string   `json:"name"`
+	CSVs      []string `json:"csvs"`
+	// Approvable is true only when the plan is eligible and nothing blocks it.
+	Approvable bool `json:"approve"`
+	// Ineligible says why the plan is not Tollgate's to approve (not Manual, already
+	// approved, not waiting in RequiresApproval, lists no CSV); "" when it is.
+	Ineligible string `json:"ineligible,omitempty"`
+	// Blockers are the CSVs that hold an eligible plan, one each.
+	Blockers []Blocker `json:"blockers"`
+}
+
+// Decide gathers and evaluates the Subscription key and judges its pending plans. It returns
+// (nil, nil) when the Subscription does not exist; an error only when a read failed.
+func (d *Decider) Decide(ctx context.Context, key types.NamespacedName) (*Decision, error) {
+	s := d.session()
+	m, err := s.full(ctx, key)
+	if m == nil || err != nil {
+		return nil, err
+	}
+	dec := &Decision{Document: m.doc, Result: m.result, Peers: m.peers}
+	for i := range m.doc.PendingInstallPlans {
+		v, err := s.verdict(ctx, &m.doc.PendingInstallPlans[i])
+		if err != nil {
+			return nil, err
+		}
+		dec.Plans = append(dec.Plans, v)
+	}
+	return dec, nil
+}
+
+// Judge is the verdict on plan, whichever Subscription wants it.
+func (d *Decider) Judge(ctx context.Context, plan *v1alpha1.InstallPlan) (Verdict, error) {
+	return d.session().verdict(ctx, plan)
+}
+
+// ineligible says why plan is not Tollgate's to approve, or "" when it is: only Manual plans
+// that are not approved yet, wait in RequiresApproval and list at least one CSV.
+func ineligible(plan *v1alpha1.InstallPlan) string {
+	phase := v1alpha1.InstallPlanPhaseNone
+	if plan.Status != nil {
+		phase = plan.Status.Phase
+	}
+	switch {
+	case plan.Spec.Approval != v1alpha1.ApprovalManual:
+		return fmt.Sprintf("plan approval is %q, not Manual", plan.Spec.Approval)
+	case plan.Spec.Approved:
+		return "plan is already approved"
+	case phase != v1alpha1.InstallPlanPhaseRequiresApproval:
+		return fmt.Sprintf("plan phase is %q, not RequiresApproval", phase)
+	case len(plan.Spec.ClusterServiceVersionNames) == 0:
+		return "plan lists no ClusterServiceVersion"
+	}
+	return ""
+}
+
+// WhyNot is the verdict for a person: "" when approvable, else why not.
+func (v Verdict) WhyNot() string {
+	if v.Approvable {
+		return ""
+	}
+	if v.Ineligible != "" {
+		return v.Ineligible
+	}
+	whys := make([]string, 0, len(v.Blockers))
+	for _, b := range v.Blockers {
+		whys = append(whys, b.String())
+	}
+	return "blocked: " + strings.Join(whys, "; ")
+}
+
+// EffectiveMode is the gate's spec.mode, or def when empty.
+func EffectiveMode(gate *tollgatev1alpha1.UpgradeGate, def tollgatev1alpha1.Mode) tollgatev1alpha1.Mode {
+	if gate != nil && gate.Spec.Mode != "" {
+		return gate.Spec.Mode
+	}
+	return def
+}
+
+// ApprovalOf is the Subscription's installPlanApproval; OLM's default is Automatic.
+func ApprovalOf(sub *v1alpha1.Subscription) v1alpha1.Approval {
+	if sub.Spec == nil || sub.Spec.InstallPlanApproval == "" {
+		return v1alpha1.ApprovalAutomatic
+	}
+	return sub.Spec.InstallPlanApproval
+}
+
+// Standing are the codes of the denials that stand (not overridden), in order.
+func Standing(d engine.Decision) []string {
+	codes := []string{}
+	for _, den := range d.Denials {
+		if !den.Overridden && !slices.Contains(codes, den.Code) {
+			codes = append(codes, den.Code)
+		}
+	}
+	return codes
+}

@@ -1,0 +1,205 @@
+package approval
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/input"
+)
+
+// session remembers what one Decide or Judge call has read and evaluated, so each
+// Subscription is gathered and evaluated at most once per kind of decision.
+type session struct {
+	d     *Decider
+	b     *input.Builder
+	owns  map[types.NamespacedName]*member // decisions without plan companions
+	fulls map[types.NamespacedName]*member // decisions that see their plan companions
+	subs  map[string][]v1alpha1.Subscription
+}
+
+// member is one Subscription's document and result.
+type member struct {
+	doc    *input.Document
+	result *engine.Result
+	peers  []Peer
+}
+
+func (d *Decider) session() *session {
+	return &session{
+		d:     d,
+		b:     &input.Builder{Reader: d.Reader, Config: d.Input, Now: d.Now},
+		owns:  map[types.NamespacedName]*member{},
+		fulls: map[types.NamespacedName]*member{},
+		subs:  map[string][]v1alpha1.Subscription{},
+	}
+}
+
+// full is key's decision with installPlanPeers filled from the peers' own decisions; nil
+// when the Subscription does not exist.
+func (s *session) full(ctx context.Context, key types.NamespacedName) (*member, error) {
+	if m, ok := s.fulls[key]; ok {
+		return m, nil
+	}
+	doc, err := s.b.Build(ctx, key)
+	if doc == nil || err != nil {
+		return nil, err
+	}
+	m := &member{doc: doc}
+	if m.peers, err = s.peersOf(ctx, doc); err != nil {
+		return nil, err
+	}
+	doc.SetPeers(peerData(m.peers))
+	m.result = s.d.Policies.Evaluate(ctx, doc.Doc)
+	s.fulls[key] = m
+	if len(m.peers) == 0 { // nothing to see: its own decision is the same
+		s.owns[key] = m
+	}
+	return m, nil
+}
+
+// own is key's decision without its plan companions (installPlanPeers empty); nil when the
+// Subscription does not exist.
+func (s *session) own(ctx context.Context, key types.NamespacedName) (*member, error) {
+	if m, ok := s.owns[key]; ok {
+		return m, nil
+	}
+	doc, err := s.b.Build(ctx, key)
+	if doc == nil || err != nil {
+		return nil, err
+	}
+	m := &member{doc: doc, result: s.d.Policies.Evaluate(ctx, doc.Doc)}
+	s.owns[key] = m
+	return m, nil
+}
+
+// peersOf are the other CSVs of doc's pending plans, each with the own decision of the
+// Subscription that wants it.
+func (s *session) peersOf(ctx context.Context, doc *input.Document) ([]Peer, error) {
+	var peers []Peer
+	self := doc.Subscription.Status.CurrentCSV
+	for _, plan := range doc.PendingInstallPlans {
+		csvs := slices.Clone(plan.Spec.ClusterServiceVersionNames)
+		slices.Sort(csvs)
+		for _, csv := range slices.Compact(csvs) {
+			if csv == self {
+				continue
+			}
+			p := Peer{InstallPlan: plan.Name, CSV: csv}
+			sub, err := s.wanting(ctx, plan.Namespace, csv)
+			if err != nil {
+				return nil, err
+			}
+			if sub != nil {
+				key := client.ObjectKeyFromObject(sub)
+				m, err := s.own(ctx, key)
+				if err != nil {
+					return nil, fmt.Errorf("evaluate %s, whose %s InstallPlan %s also installs: %w", key, csv, plan.Name, err)
+				}
+				if m != nil {
+					p.Subscription, p.Document, p.Result = &key, m.doc, m.result
+				}
+			}
+			peers = append(peers, p)
+		}
+	}
+	return peers, nil
+}
+
+// peerData is installPlanPeers as policies/README.md documents it.
+func peerData(peers []Peer) []any {
+	out := make([]any, 0, len(peers))
+	for _, p := range peers {
+		e := map[string]any{"installPlan": p.InstallPlan, "csv": p.CSV, "subscription": nil, "allowed": false, "codes": []any{}}
+		if p.Subscription != nil {
+			e["subscription"] = map[string]any{"namespace": p.Subscription.Namespace, "name": p.Subscription.Name}
+			e["allowed"] = p.Result.Decision.Allowed
+			codes := []any{}
+			for _, c := range Standing(p.Result.Decision) {
+				codes = append(codes, c)
+			}
+			e["codes"] = codes
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// wanting is the Subscription in ns whose status.currentCSV is csv (the first by name when
+// several claim it), or nil.
+func (s *session) wanting(ctx context.Context, ns, csv string) (*v1alpha1.Subscription, error) {
+	subs, ok := s.subs[ns]
+	if !ok {
+		var list v1alpha1.SubscriptionList
+		if err := s.d.Reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return nil, fmt.Errorf("list subscriptions in %s: %w", ns, err)
+		}
+		subs = list.Items
+		slices.SortFunc(subs, func(a, b v1alpha1.Subscription) int { return cmp.Compare(a.Name, b.Name) })
+		s.subs[ns] = subs
+	}
+	i := slices.IndexFunc(subs, func(sub v1alpha1.Subscription) bool { return sub.Status.CurrentCSV == csv })
+	if i < 0 {
+		return nil, nil
+	}
+	return &subs[i], nil
+}
+
+// verdict judges plan: eligible, and every CSV it lists allowed by an Enforce-mode gate of a
+// Manual Subscription whose decision (seeing its own plan companions) says allowed: true.
+func (s *session) verdict(ctx context.Context, plan *v1alpha1.InstallPlan) (Verdict, error) {
+	v := Verdict{Namespace: plan.Namespace, Name: plan.Name, CSVs: plan.Spec.ClusterServiceVersionNames, Blockers: []Blocker{}}
+	if v.CSVs == nil {
+		v.CSVs = []string{}
+	}
+	if v.Ineligible = ineligible(plan); v.Ineligible != "" {
+		return v, nil
+	}
+	for _, csv := range plan.Spec.ClusterServiceVersionNames {
+		b, err := s.blocker(ctx, plan.Namespace, csv)
+		if err != nil {
+			return v, err
+		}
+		if b != nil {
+			v.Blockers = append(v.Blockers, *b)
+		}
+	}
+	v.Approvable = len(v.Blockers) == 0
+	return v, nil
+}
+
+// blocker is why csv holds a plan in ns, or nil when it does not.
+func (s *session) blocker(ctx context.Context, ns, csv string) (*Blocker, error) {
+	sub, err := s.wanting(ctx, ns, csv)
+	if sub == nil || err != nil {
+		return &Blocker{CSV: csv, Reason: BlockNoSubscription}, err
+	}
+	key := client.ObjectKeyFromObject(sub)
+	m, err := s.full(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate %s, whose %s the plan installs: %w", key, csv, err)
+	}
+	b := &Blocker{CSV: csv, Subscription: key.String()}
+	switch {
+	case m == nil:
+		b.Reason = BlockNoSubscription
+	case !m.result.Decision.Allowed:
+		b.Reason, b.Codes = BlockDenied, Standing(m.result.Decision)
+	case m.doc.Gate == nil:
+		b.Reason = BlockNoGate
+	case EffectiveMode(m.doc.Gate, s.b.Config.WithDefaults().DefaultMode) != tollgatev1alpha1.ModeEnforce:
+		b.Reason = BlockAudit
+	case ApprovalOf(m.doc.Subscription) != v1alpha1.ApprovalManual:
+		b.Reason = BlockAutomatic
+	default:
+		return nil, nil
+	}
+	return b, nil
+}

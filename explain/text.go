@@ -1,0 +1,225 @@
+package explain
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/printers"
+)
+
+// WriteText prints the report for a person.
+func (r *Report) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	r.writeSubscription(p)
+	p.blank()
+	r.writeDecision(p)
+	for i, d := range r.Denials {
+		p.blank()
+		p.denial(fmt.Sprintf("%d. ", i+1), d)
+	}
+	p.blank()
+	r.writePlans(p)
+	p.blank()
+	p.line("Health of the operands of %s", orDefault(r.InstalledCSV, "the installed CSV"))
+	p.conditions(r.Health)
+	p.blank()
+	p.line("Conditions")
+	p.conditions(r.Conditions)
+	r.writeNotes(p)
+	return p.err
+}
+
+func (r *Report) writeSubscription(p *printer) {
+	p.line("Subscription %s/%s", r.Namespace, r.Name)
+	kv := printers.NewTable(p.w)
+	if r.Package != "" {
+		pkg := r.Package
+		if r.Channel != "" {
+			pkg += ", channel " + r.Channel
+		}
+		if r.SourceCatalog != "" {
+			pkg += ", from catalog " + r.SourceCatalog
+		}
+		kv.Row("package", pkg)
+	}
+	installed := r.InstalledCSV
+	if installed != "" && r.InstalledPhase != "" {
+		installed += " (" + r.InstalledPhase + ")"
+	}
+	kv.Row("installed", installed)
+	kv.Row("current", r.CurrentCSV)
+	kv.Row("state", fmt.Sprintf("%s, up to date: %v", orDefault(r.State, "-"), yesNo(r.UpToDate)))
+	kv.Row("approval", fmt.Sprintf("%s; gate mode %s", r.Approval, r.Mode))
+	p.flush(kv)
+}
+
+func (r *Report) writeDecision(p *printer) {
+	p.line("Decision: %s", r.headline())
+	p.line("  evaluated at %s with policy revision %s", r.Now, r.PolicyRevision)
+	if s := r.Stored; s != nil {
+		stored := "allowed"
+		if !s.Allowed {
+			stored = "held by " + orDefault(s.BlockedBy, "a denial")
+		}
+		p.line("  the manager's last decision: %s (at %s, policy revision %s)", stored, s.EvaluatedAt, s.PolicyRevision)
+		if s.LastApproved != "" {
+			p.line("  last InstallPlan Tollgate approved: %s", s.LastApproved)
+		}
+	}
+	for _, n := range r.Notices {
+		p.blank()
+		p.line("Note: %s", printers.Wrap(n.Text, 100, "  "))
+		if n.Command != "" {
+			p.line("    %s", n.Command)
+		}
+	}
+}
+
+func (r *Report) writePlans(p *printer) {
+	if len(r.InstallPlans) == 0 {
+		p.line("InstallPlans waiting: none")
+		return
+	}
+	p.line("InstallPlans waiting")
+	t := printers.NewTable(p.w, "NAME", "CSVS", "APPROVE", "WHY NOT")
+	for _, v := range r.InstallPlans {
+		t.Row(v.Name, strings.Join(v.CSVs, ", "), yesNo(v.Approvable), v.WhyNot())
+	}
+	p.flush(t)
+}
+
+func (r *Report) writeNotes(p *printer) {
+	if len(r.Notes) == 0 {
+		return
+	}
+	p.blank()
+	p.line("Trace notes")
+	for _, n := range r.Notes {
+		loc := ""
+		if n.Location != "" {
+			loc = n.Location + ": "
+		}
+		p.line("  [%s] %s%s", n.Kind, loc, n.Message)
+	}
+}
+
+func (r *Report) headline() string {
+	var codes []string
+	for _, d := range r.Denials {
+		if !d.Overridden {
+			codes = append(codes, d.Code)
+		}
+	}
+	switch {
+	case !r.Allowed && len(codes) > 0:
+		return fmt.Sprintf("HELD by %s (%s)", strings.Join(codes, ", "), printers.Plural(len(codes), "denial stands", "denials stand"))
+	case !r.Allowed:
+		return "HELD (the policies did not allow it)"
+	case r.CurrentCSV != "" && r.CurrentCSV != r.InstalledCSV:
+		return fmt.Sprintf("ALLOWED: the upgrade to %s may proceed", r.CurrentCSV)
+	default:
+		return "ALLOWED: no denial stands"
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// printer writes lines and keeps the first error.
+type printer struct {
+	w      io.Writer
+	indent string
+	err    error
+}
+
+func (p *printer) line(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, p.indent+format+"\n", args...)
+	}
+}
+
+func (p *printer) blank() {
+	if p.err == nil {
+		_, p.err = fmt.Fprintln(p.w)
+	}
+}
+
+func (p *printer) flush(t *printers.Table) {
+	if p.err == nil {
+		p.err = t.Flush()
+	}
+}
+
+// denial prints one denial under its number: message, rule, facts, and remedies.
+func (p *printer) denial(number string, d Denial) {
+	head := number + d.Code
+	if d.Overridden {
+		head += " (overridden: does not hold the upgrade)"
+	}
+	p.line("%s", head)
+	pad := strings.Repeat(" ", len(number))
+	p.line("%s%s", pad, printers.Wrap(d.Message, 100, p.indent+pad))
+	if d.File != "" {
+		rule := fmt.Sprintf("%s:%d", d.File, d.Row)
+		if d.Rule != "" {
+			rule += " (" + d.Rule
+			if d.Title != "" {
+				rule += ": " + d.Title
+			}
+			rule += ")"
+		}
+		p.line("%srule:     %s", pad, rule)
+	}
+	if d.OverrideReason != "" {
+		p.line("%swaived:   %s", pad, d.OverrideReason)
+	}
+	p.items(pad+"facts:    ", d.Facts)
+	p.remedies(pad+"to lift:  ", d.Lift)
+}
+
+// items prints a labelled list: the label on the first line, aligned continuation below.
+func (p *printer) items(label string, items []string) {
+	pad := strings.Repeat(" ", len(label))
+	for i, it := range items {
+		l := pad
+		if i == 0 {
+			l = label
+		}
+		p.line("%s- %s", l, printers.Wrap(it, 100, p.indent+pad+"  "))
+	}
+}
+
+// remedies prints each remedy's text wrapped and its command on a line of its own, unwrapped,
+// so it can be copied; a remedy that points at another Subscription lists what holds it.
+func (p *printer) remedies(label string, rs []Remedy) {
+	pad := strings.Repeat(" ", len(label))
+	for i, r := range rs {
+		l := pad
+		if i == 0 {
+			l = label
+		}
+		p.line("%s- %s", l, printers.Wrap(r.Text, 100, p.indent+pad+"  "))
+		if r.Command != "" {
+			p.line("%s    %s", pad, r.Command)
+		}
+		nested := &printer{w: p.w, indent: p.indent + pad + "    ", err: p.err}
+		for _, d := range r.Held {
+			nested.denial("held by ", d)
+		}
+		p.err = nested.err
+	}
+}
+
+func (p *printer) conditions(cs []engine.Condition) {
+	t := printers.NewTable(p.w, "TYPE", "STATUS", "REASON", "MESSAGE")
+	for _, c := range cs {
+		t.Row(c.Type, string(c.Status), c.Reason, c.Message)
+	}
+	p.flush(t)
+}
