@@ -3,9 +3,9 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"time"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/event"
 

@@ -205,4 +205,3 @@ func (r *PolicyReconciler) countPolicy(err error) error {
 	}
 	return err
 }
-
