@@ -201,5 +201,14 @@ _available_without_operands := "True" if {
 	lib.csv_phase == "Failed"
 } else := "Unknown"
 
+# reporting(t, status) are [operand ("Kind namespace/name"), condition] for each operand whose
+# condition of type t has that status, in input order: the facts behind an aggregated status.
+# An operand's first condition of a type is the one that counts, as in the aggregation.
+reporting(t, status) := [[_kind_name(i), c] |
+	some i, idx in _index
+	c := idx[t]
+	c.status == status
+]
+
 # status is the aggregated status of type t, for other packages.
 status(t) := aggregate(t).status

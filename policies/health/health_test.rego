@@ -176,3 +176,22 @@ test_no_operands_with_an_installing_csv_is_unknown_availability if {
 }
 
 test_status_helper if health.status("Degraded") == "False" with input as f.base
+
+# --- the operands behind an aggregated status
+
+test_reporting_lists_the_operands_with_a_status_in_input_order if {
+	ops := [
+		_op("a", ["True", "False", "True"], "HealFailed", _t1),
+		_op("b", ["True", "False", "False"], "HealSucceeded", _t2),
+		_op("c", ["True", "False", "True"], "HealFailed", _t3),
+	]
+	r := health.reporting("Degraded", "True") with input as f.with_patch({"operands": ops})
+	[x[0] | some x in r] == ["EtcdCluster operators/a", "EtcdCluster operators/c"]
+	r[1][1].lastTransitionTime == _t3
+}
+
+test_reporting_reads_the_first_condition_of_a_type if {
+	op := f.operand("a", [f.cond("Degraded", "False", "HealSucceeded", "", _t1), f.cond("Degraded", "True", "HealFailed", "", _t2)])
+	health.reporting("Degraded", "True") == [] with input as f.with_patch({"operands": [op]})
+	health.reporting("Degraded", "False") == [["EtcdCluster operators/a", f.cond("Degraded", "False", "HealSucceeded", "", _t1)]] with input as f.with_patch({"operands": [op]})
+}

@@ -1,7 +1,8 @@
 # METADATA
 # description: |
 #   Small helpers shared by the Tollgate packages: safe field access on objects that may be
-#   null, condition lookup by type, object names, RFC 3339 time parsing, the denial shape.
+#   null, condition lookup by type, object names, RFC 3339 time parsing, the denial shape with
+#   its facts and remedies.
 package tollgate.lib
 
 # get is object.get that also accepts null (or any non-object) and then yields the default:
@@ -45,13 +46,69 @@ rfc3339(ts) if {
 
 _rfc3339 := `^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`
 
-# denial is the shape every deny rule produces: the code comes from the rule's METADATA
-# (custom.code), read with rego.metadata.rule(), so it lives in one place. The METADATA title,
-# when the rule has one, names the exact rule that denied (several rules may share a code); the
-# engine uses it to point the denial's source at that rule.
-denial(metadata, message) := {"code": metadata.custom.code, "title": metadata.title, "message": message} if {
+# denial is the shape of a denial without facts or remedies of its own (lib.explained with []
+# and []): tollgate.main then gives it the default remedy. The code comes from the rule's
+# annotations (METADATA custom.code), read with rego.metadata.rule(), so it lives in one place.
+denial(metadata, message) := explained(metadata, message, [], [])
+
+# explained is the shape every deny rule produces: the code from the rule's annotations
+# (METADATA custom.code); the METADATA title, when the rule has one, which names the exact rule that
+# denied (several rules may share a code; the engine points the denial's source at it); the
+# message; the facts the denial rests on (one sentence each, for a person); and lift, the ways
+# to lift it, in order, each a remedy {"text", "command"?, "subscription"?} (see
+# policies/README.md). tollgate.main appends the UpgradeGate override as the last remedy where an
+# override lifts the hold, so a rule never offers it itself.
+explained(metadata, message, facts, lift) := {
+	"code": metadata.custom.code, "title": metadata.title, "message": message,
+	"facts": facts, "lift": lift,
+} if {
 	is_string(metadata.title)
-} else := {"code": metadata.custom.code, "message": message}
+} else := {"code": metadata.custom.code, "message": message, "facts": facts, "lift": lift}
+
+# remedy is {"text": text, "command": sprintf(format, words)}, a command to paste, when every
+# word is a plain Kubernetes name (see plain_name), so the command is safe to paste whatever the
+# objects hold; otherwise the text alone, without its trailing ":".
+remedy(text, format, words) := {"text": text, "command": sprintf(format, words)} if {
+	every w in words {
+		plain_name(w)
+	}
+} else := {"text": trim_suffix(text, ":")}
+
+# plain_name holds for a DNS-1123 subdomain (lowercase letters, digits, "-" and "."): what
+# Kubernetes accepts as the name of a namespace, a Subscription, a CatalogSource or an
+# OperatorCondition, and nothing a shell would interpret.
+plain_name(s) if {
+	is_string(s)
+	regex.match(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`, s)
+}
+
+# said is a condition's message, else its reason, with the reason alongside, for facts:
+# "migrating storage (reason Migrating)".
+said(c) := sprintf("%s (reason %s)", [c.message, c.reason]) if {
+	_text(c, "message")
+	_text(c, "reason")
+} else := c.message if {
+	_text(c, "message")
+} else := sprintf("reason %s", [c.reason]) if {
+	_text(c, "reason")
+} else := "no message"
+
+_text(c, key) if {
+	is_string(c[key])
+	c[key] != ""
+}
+
+# condition_fact states condition c of subject as the policies read it, its time as given (left
+# out when there is none): "OperatorCondition etcd.v0.9.2: Upgradeable=False since
+# 2026-11-22T01:07:11Z: migrating storage (reason Migrating)".
+condition_fact(subject, c) := sprintf("%s: %v=%v%s: %s", [
+	subject, object.get(c, "type", ""), object.get(c, "status", ""),
+	_since(c), said(c),
+])
+
+_since(c) := sprintf(" since %s", [c.lastTransitionTime]) if _text(c, "lastTransitionTime")
+
+else := ""
 
 # ----------------------------------------------------------------------------------------------
 # Facts about the input document, computed once per evaluation (rules, not functions, so OPA
@@ -88,12 +145,13 @@ default subscription_namespace := ""
 
 subscription_namespace := input.subscription.metadata.namespace
 
-default _source_name := ""
+# source_name is the Subscription's spec.source ("" when unset).
+default source_name := ""
 
-_source_name := input.subscription.spec.source
+source_name := input.subscription.spec.source
 
 # source_catalog_key is the "namespace/name" the Subscription's spec.source points at.
-source_catalog_key := sprintf("%s/%s", [source_namespace, _source_name])
+source_catalog_key := sprintf("%s/%s", [source_namespace, source_name])
 
 # join_names is a sorted, comma-separated list for messages.
 join_names(names) := concat(", ", sort(names))

@@ -91,11 +91,11 @@ test_or_else if {
 }
 
 test_denial_reads_the_code_from_metadata if {
-	lib.denial({"custom": {"code": "Foo"}}, "msg") == {"code": "Foo", "message": "msg"}
+	lib.denial({"custom": {"code": "Foo"}}, "msg") == {"code": "Foo", "message": "msg", "facts": [], "lift": []}
 }
 
 test_denial_carries_the_rules_title if {
-	lib.denial({"title": "The foo is stuck", "custom": {"code": "Foo"}}, "msg") == {"code": "Foo", "title": "The foo is stuck", "message": "msg"}
+	lib.denial({"title": "The foo is stuck", "custom": {"code": "Foo"}}, "msg") == {"code": "Foo", "title": "The foo is stuck", "message": "msg", "facts": [], "lift": []}
 }
 
 # METADATA
@@ -103,7 +103,47 @@ test_denial_carries_the_rules_title if {
 # custom:
 #   code: Titled
 test_denial_from_rego_metadata_rule if {
-	lib.denial(rego.metadata.rule(), "msg") == {"code": "Titled", "title": "A rule whose denial names it", "message": "msg"}
+	lib.denial(rego.metadata.rule(), "msg") == {"code": "Titled", "title": "A rule whose denial names it", "message": "msg", "facts": [], "lift": []}
+}
+
+test_explained_carries_facts_and_lift if {
+	lib.explained({"title": "T", "custom": {"code": "Foo"}}, "msg", ["a fact"], [{"text": "do this"}]) == {
+		"code": "Foo", "title": "T", "message": "msg",
+		"facts": ["a fact"], "lift": [{"text": "do this"}],
+	}
+}
+
+test_explained_without_a_title if {
+	lib.explained({"custom": {"code": "Foo"}}, "msg", [], []) == {"code": "Foo", "message": "msg", "facts": [], "lift": []}
+}
+
+test_remedy_with_plain_names_has_a_command if {
+	lib.remedy("edit it:", "kubectl edit operatorcondition -n %s %s", ["operators", "etcdoperator.v0.9.2"]) == {
+		"text": "edit it:",
+		"command": "kubectl edit operatorcondition -n operators etcdoperator.v0.9.2",
+	}
+}
+
+test_remedy_without_a_safe_command_keeps_only_the_text if {
+	every words in [["operators", "x; rm -rf /"], ["", "x"], ["Operators", "x"], ["operators", 7], ["operators", "x-"]] {
+		lib.remedy("edit it:", "kubectl edit x -n %s %v", words) == {"text": "edit it"}
+	}
+}
+
+test_said_quotes_message_and_reason if {
+	lib.said({"message": "migrating storage", "reason": "Migrating"}) == "migrating storage (reason Migrating)"
+	lib.said({"message": "migrating storage", "reason": ""}) == "migrating storage"
+	lib.said({"reason": "Migrating"}) == "reason Migrating"
+	lib.said({"message": 3}) == "no message"
+}
+
+test_condition_fact_states_type_status_time_and_message if {
+	c := {"type": "Upgradeable", "status": "False", "reason": "Migrating", "message": "migrating storage", "lastTransitionTime": "2026-11-22T01:07:11Z"}
+	lib.condition_fact("OperatorCondition etcd.v0.9.2", c) == "OperatorCondition etcd.v0.9.2: Upgradeable=False since 2026-11-22T01:07:11Z: migrating storage (reason Migrating)"
+}
+
+test_condition_fact_leaves_out_a_missing_time if {
+	lib.condition_fact("X", {"type": "Degraded", "status": "True", "lastTransitionTime": ""}) == "X: Degraded=True: no message"
 }
 
 test_csv_names_and_phase if {

@@ -4,7 +4,8 @@
 #   view, the operands' health, the catalogs' validity and the decision. Denials come from every
 #   package data.tollgate.<name> and data.tollgate.packs.<name> that defines `deny`, so policy
 #   packs add denials without editing this file; UpgradeGate overrides and
-#   data.tollgate.config.disabledCodes are applied here.
+#   data.tollgate.config.disabledCodes are applied here, and each denial's facts and remedies
+#   are checked and completed here (the override remedy, the waiver fact).
 package tollgate.main
 
 import data.tollgate.catalogsource
@@ -67,21 +68,32 @@ _collected contains _entry(sprintf("tollgate.packs.%s", [name]), d) if {
 _collected contains entry if {
 	object.get(input, "apiVersion", "") != input_version
 	entry := object.union(
-		lib.denial(rego.metadata.rule(), sprintf(
-			"the input document has apiVersion %q, but these policies understand %q: upgrade Tollgate's policies or its manager so they match",
-			[object.get(input, "apiVersion", ""), input_version],
-		)),
+		lib.explained(
+			rego.metadata.rule(),
+			sprintf(
+				"the input document has apiVersion %q, but these policies understand %q: upgrade Tollgate's policies or its manager so they match",
+				[object.get(input, "apiVersion", ""), input_version],
+			),
+			[
+				sprintf("the input document has apiVersion %q; these policies understand %q", [object.get(input, "apiVersion", ""), input_version]),
+				_fail_closed,
+			],
+			[{
+				"text": "run the policies and the manager of the same Tollgate release (PolicyError cannot be overridden): upgrade the older one, or remove a policy ConfigMap that replaces an embedded policy file with an older copy:",
+				"command": _policy_configmaps,
+			}],
+		),
 		{"package": "tollgate.main"},
 	)
 }
 
-# _entry keeps a well-formed denial's code, message and (when it is a string) its rule's title.
-_entry(pkg, d) := {"code": d.code, "message": d.message, "package": pkg, "title": d.title} if {
-	is_string(d.code)
-	d.code != ""
-	is_string(d.message)
-	is_string(d.title)
-} else := {"code": d.code, "message": d.message, "package": pkg} if {
+_fail_closed := "the policies could not decide, so nothing is approved (fail closed)"
+
+_policy_configmaps := "kubectl get configmaps -A -l tollgate.dev/policy -o yaml"
+
+# _entry keeps a well-formed denial's code, message, its rule's title (when it is a string), its
+# facts and its remedies (see _facts and _lift). Anything else is a PolicyError.
+_entry(pkg, d) := object.union(_named(pkg, d), {"facts": _facts(d), "lift": _lift(d)}) if {
 	is_string(d.code)
 	d.code != ""
 	is_string(d.message)
@@ -89,13 +101,79 @@ _entry(pkg, d) := {"code": d.code, "message": d.message, "package": pkg, "title"
 	"code": "PolicyError",
 	"message": sprintf("package %s produced a denial without a string code and message, so it cannot be trusted: %v", [pkg, d]),
 	"package": pkg,
+	"facts": [
+		sprintf("package %s produced %v, which is not a denial: a denial is an object with a non-empty string code and a string message", [pkg, d]),
+		_fail_closed,
+	],
+	"lift": [{
+		"text": sprintf("fix the deny rules of package %s (in a policy ConfigMap or bundle) so that each denial is an object with a non-empty string code and a string message, as lib.denial and lib.explained build them (PolicyError cannot be overridden):", [pkg]),
+		"command": _policy_configmaps,
+	}],
+}
+
+_named(pkg, d) := {"code": d.code, "message": d.message, "package": pkg, "title": d.title} if {
+	is_string(d.title)
+} else := {"code": d.code, "message": d.message, "package": pkg}
+
+# _facts are the denial's facts when they are a list of strings, else [] (an admin's or a pack's
+# rule may give none, or something malformed: it is dropped, never trusted).
+_facts(d) := d.facts if {
+	is_array(d.facts)
+	every f in d.facts {
+		is_string(f)
+	}
+} else := []
+
+# _lift are the denial's remedies when they are a list of well-formed remedies (see _remedy).
+# A remedy that offers an override is left out: this package offers the override itself, last,
+# and only where it lifts the hold. A denial left without remedies (none given, or malformed)
+# gets the default one.
+_lift(d) := lift if {
+	is_array(d.lift)
+	every r in d.lift {
+		_remedy(r)
+	}
+	lift := [r | some r in d.lift; not "override" in object.keys(r)]
+	count(lift) > 0
+} else := [{"text": "the condition this rule checks must stop holding (see the rule and its policy pack's configuration)"}]
+
+# _remedy holds for {"text": non-empty string, "command"?: string, "override"?: string,
+# "subscription"?: {"namespace": s, "name": s}} and nothing else, where namespace and name are
+# plain Kubernetes names (Go turns them into a command).
+_remedy(r) if {
+	is_object(r)
+	count(object.keys(r) - {"text", "command", "override", "subscription"}) == 0
+	is_string(r.text)
+	r.text != ""
+	_optional_string(r, "command")
+	_optional_string(r, "override")
+	_optional_subscription(r)
+}
+
+_optional_string(r, key) if not key in object.keys(r)
+
+_optional_string(r, key) if is_string(r[key])
+
+_optional_subscription(r) if not "subscription" in object.keys(r)
+
+_optional_subscription(r) if {
+	s := r.subscription
+	is_object(s)
+	object.keys(s) == {"namespace", "name"}
+	lib.plain_name(s.namespace)
+	lib.plain_name(s.name)
 }
 
 # ----------------------------------------------------------------------------------------------
-# Disabled codes and overrides. PolicyError is never disabled nor overridden: it means a policy
-# could not be trusted, and the decision fails closed.
+# Disabled codes and overrides. PolicyError is never disabled. PolicyError and
+# InstallPlanIncludesBlockedOperator are never overridden: the first means a policy could not be
+# trusted, and the decision fails closed; a waiver of the second cannot lift the hold, since the
+# plan installs the other operator too and is held as long as that operator's own decision holds
+# it (the way out is that Subscription's remedies).
 
 _disabled := {c | some c in data.tollgate.config.disabledCodes} - {"PolicyError"}
+
+_not_overridable := {"PolicyError", "InstallPlanIncludesBlockedOperator"}
 
 default _overrides := []
 
@@ -110,22 +188,47 @@ _active(o) if not o.expires
 
 _active(o) if lib.time_ns(o.expires) > _now
 
-_final contains _overridden(e) if {
+_final contains _decided(e) if {
 	some e in _collected
 	not e.code in _disabled
 }
 
-_overridden(e) := object.union(e, {"overridden": true, "overrideReason": o.reason}) if {
-	e.code != "PolicyError"
+# _decided applies the UpgradeGate's override of e's code. A waived denial keeps its facts, says
+# who waived it, and has nothing left to lift. A standing denial that can be overridden offers
+# the override as its last remedy; one that cannot says that its override, if any, is ignored.
+_decided(e) := object.union(e, {
+	"overridden": true,
+	"overrideReason": o.reason,
+	"facts": array.concat(e.facts, [sprintf("waived by the UpgradeGate override: %v%s", [o.reason, _expiry(o)])]),
+	"lift": [],
+}) if {
+	not e.code in _not_overridable
 	o := _override(e.code)
 	_active(o)
 } else := object.union(e, {
 	"overridden": false,
 	"message": sprintf("%s (override expired at %s: %s)", [e.message, o.expires, o.reason]),
+	"lift": array.concat(e.lift, [_waiver(e.code)]),
 }) if {
-	e.code != "PolicyError"
+	not e.code in _not_overridable
 	o := _override(e.code)
+} else := object.union(e, {"overridden": false, "lift": array.concat(e.lift, [_waiver(e.code)])}) if {
+	not e.code in _not_overridable
+} else := object.union(e, {
+	"overridden": false,
+	"facts": array.concat(e.facts, [sprintf("the UpgradeGate override of %s is ignored: %s cannot be overridden", [e.code, e.code])]),
+}) if {
+	_override(e.code)
 } else := object.union(e, {"overridden": false})
+
+_expiry(o) := sprintf(" (expires %v)", [o.expires]) if o.expires
+
+else := ""
+
+_waiver(code) := {
+	"text": "or an admin waives it for this Subscription, with a reason (add \"expires\" to make it temporary):",
+	"override": code,
+}
 
 # denials: standing ones first, then by code, then by message.
 denials := [k[3] | some k in sort([[d.overridden, d.code, d.message, d] | some d in _final])]

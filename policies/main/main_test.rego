@@ -14,6 +14,19 @@ _not_upgradeable := f.with_patch({"operatorCondition": f.operator_condition(1, [
 
 _with_overrides(doc, overrides) := object.union(doc, {"gate": {"spec": {"overrides": overrides}}})
 
+# _waiver is the remedy main appends to a standing denial that an override can lift.
+_waiver(code) := {
+	"text": "or an admin waives it for this Subscription, with a reason (add \"expires\" to make it temporary):",
+	"override": code,
+}
+
+_default_remedy := {"text": "the condition this rule checks must stop holding (see the rule and its policy pack's configuration)"}
+
+# _custom is the result for base with one denial d from an admin's package tollgate.custom.
+_custom(d) := r.decision.denials[0] if {
+	r := main.result with input as f.base with data.tollgate.custom.deny as {d}
+}
+
 # --- shape
 
 test_result_has_exactly_the_contract_keys if {
@@ -56,6 +69,11 @@ test_a_denial_blocks if {
 		"message": "etcdoperator.v0.9.2 reports Upgradeable=False: migrating storage",
 		"overridden": false,
 		"package": "tollgate.upgrade",
+		"facts": ["OperatorCondition etcdoperator.v0.9.2: Upgradeable=False since 2026-11-22T09:00:00Z: migrating storage (reason Test)"],
+		"lift": [
+			{"text": "the operator reports Upgradeable=True (or removes the condition) in OperatorCondition operators/etcdoperator.v0.9.2 once it is safe to upgrade; OLM copies spec.conditions to status.conditions"},
+			_waiver("OperatorNotUpgradeable"),
+		],
 	}]
 	b := _blocked(r)
 	b.status == "True"
@@ -150,12 +168,16 @@ test_an_unknown_input_version_fails_closed if {
 test_a_pack_under_packs_adds_denials if {
 	r := _result(f.with_patch({"subscription": {"metadata": {"name": "pack-fixture"}}}))
 	r.decision.allowed == false
-	r.decision.denials == [{"code": "FixtureHold", "title": "The fixture pack holds this Subscription", "message": "held by the fixture pack", "overridden": false, "package": "tollgate.packs.fixture_test"}]
+	r.decision.denials == [{
+		"code": "FixtureHold", "title": "The fixture pack holds this Subscription", "message": "held by the fixture pack",
+		"overridden": false, "package": "tollgate.packs.fixture_test",
+		"facts": [], "lift": [_default_remedy, _waiver("FixtureHold")],
+	}]
 }
 
 test_a_denial_without_a_title_is_kept_without_one if {
 	r := main.result with input as f.base with data.tollgate.custom.deny as {{"code": "Custom", "message": "m", "title": 7}}
-	r.decision.denials == [{"code": "Custom", "message": "m", "overridden": false, "package": "tollgate.custom"}]
+	r.decision.denials == [{"code": "Custom", "message": "m", "overridden": false, "package": "tollgate.custom", "facts": [], "lift": [_default_remedy, _waiver("Custom")]}]
 }
 
 test_the_input_version_denial_names_its_rule if {
@@ -184,7 +206,7 @@ test_an_empty_override_expiry_counts_as_expired if {
 
 test_a_top_level_package_adds_denials if {
 	r := main.result with input as f.base with data.tollgate.custom.deny as {{"code": "Custom", "message": "m"}}
-	r.decision.denials == [{"code": "Custom", "message": "m", "overridden": false, "package": "tollgate.custom"}]
+	r.decision.denials == [{"code": "Custom", "message": "m", "overridden": false, "package": "tollgate.custom", "facts": [], "lift": [_default_remedy, _waiver("Custom")]}]
 }
 
 test_a_malformed_denial_is_a_policy_error if {
@@ -254,4 +276,139 @@ test_upgrade_allowed_in_audit_mode_says_it_will_not_approve if {
 test_mode_defaults_to_the_manager_default if {
 	b := _blocked(_result(object.union(f.base, {"gate": null, "config": {"defaultMode": "Audit"}})))
 	contains(b.message, "mode Audit")
+}
+
+# --- facts and remedies
+
+test_a_standing_denial_offers_the_override_last if {
+	d := _result(_not_upgradeable).decision.denials[0]
+	count(d.lift) == 2
+	d.lift[1] == _waiver("OperatorNotUpgradeable")
+}
+
+test_an_overridden_denial_keeps_its_facts_adds_the_waiver_and_has_nothing_to_lift if {
+	d := _result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "DBA verified the migration"}])).decision.denials[0]
+	d.overridden == true
+	d.facts == [
+		"OperatorCondition etcdoperator.v0.9.2: Upgradeable=False since 2026-11-22T09:00:00Z: migrating storage (reason Test)",
+		"waived by the UpgradeGate override: DBA verified the migration",
+	]
+	d.lift == []
+}
+
+test_the_waiver_fact_names_the_expiry if {
+	d := _result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": "2026-11-23T00:00:00Z"}])).decision.denials[0]
+	d.facts[1] == "waived by the UpgradeGate override: ok (expires 2026-11-23T00:00:00Z)"
+}
+
+test_an_expired_override_is_offered_again if {
+	d := _result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": "2026-11-22T09:59:59Z"}])).decision.denials[0]
+	d.overridden == false
+	d.lift[count(d.lift) - 1] == _waiver("OperatorNotUpgradeable")
+}
+
+test_a_rule_without_remedies_gets_the_default_one_then_the_override if {
+	d := _custom({"code": "Custom", "message": "m", "facts": ["f"], "lift": []})
+	d.facts == ["f"]
+	d.lift == [_default_remedy, _waiver("Custom")]
+}
+
+test_well_formed_facts_and_remedies_are_kept if {
+	lift := [
+		{"text": "do this:", "command": "kubectl get pods"},
+		{"text": "lift what holds demo/prometheus:", "subscription": {"namespace": "demo", "name": "prometheus"}},
+	]
+	d := _custom({"code": "Custom", "message": "m", "facts": ["one", "two"], "lift": lift})
+	d.facts == ["one", "two"]
+	d.lift == array.concat(lift, [_waiver("Custom")])
+}
+
+test_malformed_facts_from_an_admin_rule_are_dropped if {
+	every facts in ["one fact", ["one", 2], {"a": "b"}, null] {
+		d := _custom({"code": "Custom", "message": "m", "facts": facts})
+		d.facts == []
+		d.overridden == false
+	}
+}
+
+test_malformed_lift_from_an_admin_rule_is_dropped_not_trusted if {
+	every lift in [
+		"do this",
+		[{"text": "ok"}, "do that"],
+		[{"command": "kubectl get pods"}],
+		[{"text": ""}],
+		[{"text": "ok", "command": 7}],
+		[{"text": "ok", "override": ["Custom"]}],
+		[{"text": "ok", "extra": "key"}],
+		[{"text": "ok", "subscription": "demo/prometheus"}],
+		[{"text": "ok", "subscription": {"namespace": "demo"}}],
+		[{"text": "ok", "subscription": {"namespace": "demo", "name": "x; rm -rf /"}}],
+		[{"text": "ok", "subscription": {"namespace": "demo", "name": "p", "uid": "1"}}],
+	] {
+		d := _custom({"code": "Custom", "message": "m", "lift": lift})
+		d.lift == [_default_remedy, _waiver("Custom")]
+	}
+}
+
+test_a_rule_cannot_offer_an_override_itself if {
+	d := _custom({"code": "Custom", "message": "m", "lift": [{"text": "ok"}, {"text": "waive:", "override": "PolicyError"}]})
+	d.lift == [{"text": "ok"}, _waiver("Custom")]
+	e := _custom({"code": "Custom", "message": "m", "lift": [{"text": "waive:", "override": "Custom"}]})
+	e.lift == [_default_remedy, _waiver("Custom")]
+}
+
+test_a_policy_error_never_offers_an_override if {
+	doc := _with_overrides(object.union(f.base, {"apiVersion": "tollgate.dev/input/v2"}), [{"code": "PolicyError", "reason": "nope"}])
+	d := _result(doc).decision.denials[0]
+	d.code == "PolicyError"
+	d.overridden == false
+	d.facts == [
+		`the input document has apiVersion "tollgate.dev/input/v2"; these policies understand "tollgate.dev/input/v1"`,
+		"the policies could not decide, so nothing is approved (fail closed)",
+		"the UpgradeGate override of PolicyError is ignored: PolicyError cannot be overridden",
+	]
+	d.lift == [{
+		"text": "run the policies and the manager of the same Tollgate release (PolicyError cannot be overridden): upgrade the older one, or remove a policy ConfigMap that replaces an embedded policy file with an older copy:",
+		"command": "kubectl get configmaps -A -l tollgate.dev/policy -o yaml",
+	}]
+}
+
+test_a_malformed_denial_is_a_policy_error_that_says_how_to_fix_it if {
+	d := _result(f.with_patch({"subscription": {"metadata": {"name": "pack-malformed"}}})).decision.denials[0]
+	d.code == "PolicyError"
+	d.facts == [
+		`package tollgate.packs.fixture_test produced {"reason": "no code"}, which is not a denial: a denial is an object with a non-empty string code and a string message`,
+		"the policies could not decide, so nothing is approved (fail closed)",
+	]
+	count(d.lift) == 1
+	startswith(d.lift[0].text, "fix the deny rules of package tollgate.packs.fixture_test")
+	not d.lift[0].override
+}
+
+test_a_policy_error_from_a_pack_is_not_overridable_either if {
+	doc := _with_overrides(f.base, [{"code": "PolicyError", "reason": "nope"}])
+	r := main.result with input as doc with data.tollgate.custom.deny as {{"code": "PolicyError", "message": "m"}}
+	d := r.decision.denials[0]
+	d.overridden == false
+	d.lift == [_default_remedy]
+}
+
+_blocked_peer := f.with_patch({"installPlanPeers": [f.peer("prometheus.v2", {"namespace": "demo", "name": "prometheus"}, false, ["OperatorDegraded"])]})
+
+test_install_plan_includes_blocked_operator_is_never_overridden if {
+	r := _result(_with_overrides(_blocked_peer, [{"code": "InstallPlanIncludesBlockedOperator", "reason": "I know"}]))
+	r.decision.allowed == false
+	d := r.decision.denials[0]
+	d.code == "InstallPlanIncludesBlockedOperator"
+	d.overridden == false
+	not d.overrideReason
+	d.facts[1] == "the UpgradeGate override of InstallPlanIncludesBlockedOperator is ignored: InstallPlanIncludesBlockedOperator cannot be overridden"
+}
+
+test_install_plan_includes_blocked_operator_offers_the_peers_subscription_not_an_override if {
+	d := _result(_blocked_peer).decision.denials[0]
+	d.lift == [{
+		"text": "lift what holds demo/prometheus (its own explanation says how):",
+		"subscription": {"namespace": "demo", "name": "prometheus"},
+	}]
 }

@@ -51,6 +51,29 @@ _generation := _oc.metadata.generation
 
 _said(c) := lib.or_else(object.get(c, "message", ""), lib.or_else(object.get(c, "reason", ""), "no message"))
 
+# What the facts and remedies name: the OperatorCondition by name, and as namespace/name (its
+# namespace is the Subscription's).
+_oc_object_name := lib.name(_oc)
+
+_oc_namespace := lib.or_else(lib.get(_oc, ["metadata", "namespace"], ""), lib.subscription_namespace)
+
+_oc_key := sprintf("%s/%s", [_oc_namespace, _oc_object_name])
+
+_oc_fact(c) := lib.condition_fact(sprintf("OperatorCondition %s", [_oc_object_name]), c)
+
+_override_fact(o) := sprintf("OperatorCondition %s: spec.overrides sets %v=%v (an admin override): %s", [
+	_oc_object_name, o.type, object.get(o, "status", ""), lib.said(o),
+])
+
+# _override_remedy lifts a hold that an admin's override of type t puts on the upgrade.
+_override_remedy(t, status) := lib.remedy(
+	sprintf("an admin removes the %s override from spec.overrides of OperatorCondition %s, or sets its status to %s:", [t, _oc_key, status]),
+	"kubectl edit operatorcondition -n %s %s",
+	[_oc_namespace, _oc_object_name],
+)
+
+_copy_remedy := {"text": "OLM copies the operator's spec.conditions to status.conditions; if it does not, check that OLM's olm-operator is running"}
+
 # METADATA
 # title: An admin override in the OperatorCondition sets Upgradeable to something other than True
 # custom:
@@ -58,10 +81,12 @@ _said(c) := lib.or_else(object.get(c, "message", ""), lib.or_else(object.get(c, 
 deny contains denial if {
 	o := _override("Upgradeable")
 	o.status != "True"
-	denial := lib.denial(rego.metadata.rule(), sprintf(
-		"%s: the override in %s sets Upgradeable=%s: %s",
-		[_installed, _oc_name, o.status, _said(o)],
-	))
+	denial := lib.explained(
+		rego.metadata.rule(),
+		sprintf("%s: the override in %s sets Upgradeable=%s: %s", [_installed, _oc_name, o.status, _said(o)]),
+		[_override_fact(o)],
+		[_override_remedy("Upgradeable", "True")],
+	)
 }
 
 # METADATA
@@ -73,7 +98,12 @@ deny contains denial if {
 	c := _status_condition("Upgradeable")
 	not _stale(c)
 	c.status == "False"
-	denial := lib.denial(rego.metadata.rule(), sprintf("%s reports Upgradeable=False: %s", [_installed, _said(c)]))
+	denial := lib.explained(
+		rego.metadata.rule(),
+		sprintf("%s reports Upgradeable=False: %s", [_installed, _said(c)]),
+		[_oc_fact(c)],
+		[{"text": sprintf("the operator reports Upgradeable=True (or removes the condition) in OperatorCondition %s once it is safe to upgrade; OLM copies spec.conditions to status.conditions", [_oc_key])}],
+	)
 }
 
 _stale(c) if object.get(c, "observedGeneration", 0) != _generation
@@ -86,10 +116,16 @@ deny contains denial if {
 	not _override("Upgradeable")
 	c := _status_condition("Upgradeable")
 	_stale(c)
-	denial := lib.denial(rego.metadata.rule(), sprintf(
-		"%s: Upgradeable=%s in %s was observed at generation %d, but the object is at generation %d; OLM has not yet copied the operator's latest conditions",
-		[_installed, c.status, _oc_name, object.get(c, "observedGeneration", 0), _generation],
-	))
+	observed := object.get(c, "observedGeneration", 0)
+	denial := lib.explained(
+		rego.metadata.rule(),
+		sprintf(
+			"%s: Upgradeable=%s in %s was observed at generation %d, but the object is at generation %d; OLM has not yet copied the operator's latest conditions",
+			[_installed, c.status, _oc_name, observed, _generation],
+		),
+		[sprintf("%s (observed at generation %v; the object is at generation %v)", [_oc_fact(c), observed, _generation])],
+		[{"text": sprintf("OLM copies the operator's latest conditions (generation %v) to status.conditions; if it does not, check that OLM's olm-operator is running", [_generation])}],
+	)
 }
 
 # METADATA
@@ -100,16 +136,29 @@ deny contains denial if {
 	not _override("Upgradeable")
 	s := _spec_condition("Upgradeable")
 	not _status_condition("Upgradeable")
-	denial := lib.denial(rego.metadata.rule(), sprintf(
-		"%s: spec.conditions of %s sets Upgradeable=%s, but status.conditions has no Upgradeable yet; OLM has not yet copied it",
-		[_installed, _oc_name, s.status],
-	))
+	denial := lib.explained(
+		rego.metadata.rule(),
+		sprintf(
+			"%s: spec.conditions of %s sets Upgradeable=%s, but status.conditions has no Upgradeable yet; OLM has not yet copied it",
+			[_installed, _oc_name, s.status],
+		),
+		[sprintf("OperatorCondition %s: spec.conditions sets Upgradeable=%v, but status.conditions has no Upgradeable yet", [_oc_object_name, s.status])],
+		[_copy_remedy],
+	)
 }
 
 # _upgrading is the Upgrading condition in effect: an override wins, else status.conditions.
+# _upgrading_why are the facts and remedies that go with it.
 _upgrading := o if {
 	o := _override("Upgrading")
 } else := _status_condition("Upgrading")
+
+_upgrading_why := {"facts": [_override_fact(o)], "lift": [_override_remedy("Upgrading", "False")]} if {
+	o := _override("Upgrading")
+} else := {
+	"facts": [_oc_fact(_upgrading)],
+	"lift": [{"text": sprintf("the operator reports Upgrading=False in OperatorCondition %s when its own upgrade work is done", [_oc_key])}],
+}
 
 # METADATA
 # title: The installed operator reports that it is upgrading
@@ -117,11 +166,25 @@ _upgrading := o if {
 #   code: OperatorUpgrading
 deny contains denial if {
 	_upgrading.status == "True"
-	denial := lib.denial(rego.metadata.rule(), sprintf("%s reports Upgrading=True: %s", [_installed, _said(_upgrading)]))
+	denial := lib.explained(
+		rego.metadata.rule(),
+		sprintf("%s reports Upgrading=True: %s", [_installed, _said(_upgrading)]),
+		_upgrading_why.facts,
+		_upgrading_why.lift,
+	)
 }
 
 # ----------------------------------------------------------------------------------------------
-# Health of the operands (tollgate.health).
+# Health of the operands (tollgate.health). The facts are the operands at the worst status.
+
+# _health_why(t, status, lift) are the facts (one per operand whose condition t has that
+# status) and remedies of a health denial; lift names those operands.
+_health_why(t, status, lift) := {
+	"facts": [lib.condition_fact(op[0], op[1]) | some op in ops],
+	"lift": [{"text": sprintf(lift, [concat(", ", [op[0] | some op in ops])])}],
+} if {
+	ops := health.reporting(t, status)
+}
 
 # METADATA
 # title: An operand of the installed operator is degraded
@@ -130,7 +193,12 @@ deny contains denial if {
 deny contains denial if {
 	c := health.aggregate("Degraded")
 	c.status == "True"
-	denial := lib.denial(rego.metadata.rule(), sprintf("%s is Degraded (%s): %s", [_installed, c.reason, c.message]))
+	why := _health_why("Degraded", "True", "the operands must report Degraded=False: fix %s, or wait until they heal")
+	denial := lib.explained(
+		rego.metadata.rule(),
+		sprintf("%s is Degraded (%s): %s", [_installed, c.reason, c.message]),
+		why.facts, why.lift,
+	)
 }
 
 # METADATA
@@ -140,7 +208,12 @@ deny contains denial if {
 deny contains denial if {
 	c := health.aggregate("Progressing")
 	c.status == "True"
-	denial := lib.denial(rego.metadata.rule(), sprintf("%s is Progressing (%s): %s", [_installed, c.reason, c.message]))
+	why := _health_why("Progressing", "True", "wait until the operands finish their work and report Progressing=False (%s)")
+	denial := lib.explained(
+		rego.metadata.rule(),
+		sprintf("%s is Progressing (%s): %s", [_installed, c.reason, c.message]),
+		why.facts, why.lift,
+	)
 }
 
 # ----------------------------------------------------------------------------------------------
@@ -153,16 +226,29 @@ default _source_state := ""
 
 _source_state := _source.status.connectionState.lastObservedState
 
+# _repoint_source is the command that points the Subscription at another catalog (NAME and
+# NAMESPACE are placeholders for the person to fill in).
+_repoint_source(text) := lib.remedy(
+	text,
+	`kubectl patch subscription -n %s %s --type merge -p '{"spec":{"source":"NAME","sourceNamespace":"NAMESPACE"}}'`,
+	[lib.subscription_namespace, lib.name(input.subscription)],
+)
+
 # METADATA
 # title: The Subscription's source catalog does not exist
 # custom:
 #   code: CatalogSourceUnhealthy
 deny contains denial if {
 	_source == null
-	denial := lib.denial(rego.metadata.rule(), sprintf(
-		"the source catalog %s does not exist, so the upgrade cannot be resolved from it: create the CatalogSource, or point spec.source and spec.sourceNamespace at an existing one",
-		[lib.source_catalog_key],
-	))
+	denial := lib.explained(
+		rego.metadata.rule(),
+		sprintf(
+			"the source catalog %s does not exist, so the upgrade cannot be resolved from it: create the CatalogSource, or point spec.source and spec.sourceNamespace at an existing one",
+			[lib.source_catalog_key],
+		),
+		[sprintf("CatalogSource %s does not exist", [lib.source_catalog_key])],
+		[_repoint_source(sprintf("create the CatalogSource %s, or point the Subscription at an existing catalog:", [lib.source_catalog_key]))],
+	)
 }
 
 # METADATA
@@ -172,7 +258,15 @@ deny contains denial if {
 deny contains denial if {
 	_source != null
 	_source_state != "READY"
-	denial := lib.denial(rego.metadata.rule(), _not_ready_message)
+	denial := lib.explained(
+		rego.metadata.rule(),
+		_not_ready_message,
+		[_connection_fact],
+		[
+			{"text": "OLM must reach the catalog's registry (status.connectionState.lastObservedState READY): check the catalog's registry pod or address"},
+			_repoint_source("or point the Subscription at a healthy catalog:"),
+		],
+	)
 }
 
 _not_ready_message := sprintf(
@@ -185,6 +279,21 @@ _not_ready_message := sprintf(
 	[lib.source_catalog_key, _source_state],
 )
 
+_connection := lib.get(_source, ["status", "connectionState"], {})
+
+_connection_fact := sprintf("CatalogSource %s has no status.connectionState yet", [lib.source_catalog_key]) if {
+	_source_state == ""
+} else := concat("", [
+	sprintf("CatalogSource %s: connection %v", [lib.source_catalog_key, _source_state]),
+	_connection_detail(", last connected %s", "lastConnect"),
+	_connection_detail(", registry at %s", "address"),
+])
+
+_connection_detail(format, key) := sprintf(format, [_connection[key]]) if {
+	is_string(_connection[key])
+	_connection[key] != ""
+} else := ""
+
 # METADATA
 # title: The Subscription's source catalog is in a namespace OLM does not resolve from
 # custom:
@@ -192,10 +301,21 @@ _not_ready_message := sprintf(
 deny contains denial if {
 	_source != null
 	not lib.source_namespace in {lib.subscription_namespace, lib.global_catalog_namespace}
-	denial := lib.denial(rego.metadata.rule(), sprintf(
-		"the source catalog %s is neither in the Subscription's namespace %s nor in the global catalog namespace %s, so OLM does not resolve from it and the plan cannot have come from it: move the catalog, or point spec.sourceNamespace at a visible one",
-		[lib.source_catalog_key, lib.subscription_namespace, lib.global_catalog_namespace],
-	))
+	denial := lib.explained(
+		rego.metadata.rule(),
+		sprintf(
+			"the source catalog %s is neither in the Subscription's namespace %s nor in the global catalog namespace %s, so OLM does not resolve from it and the plan cannot have come from it: move the catalog, or point spec.sourceNamespace at a visible one",
+			[lib.source_catalog_key, lib.subscription_namespace, lib.global_catalog_namespace],
+		),
+		[sprintf(
+			"CatalogSource %s is in namespace %s; OLM resolves this Subscription only from catalogs in its own namespace %s and in the global catalog namespace %s",
+			[lib.source_catalog_key, lib.source_namespace, lib.subscription_namespace, lib.global_catalog_namespace],
+		)],
+		[_repoint_source(sprintf(
+			"move the catalog to namespace %s or %s, or point the Subscription at a catalog there:",
+			[lib.subscription_namespace, lib.global_catalog_namespace],
+		))],
+	)
 }
 
 # METADATA
@@ -206,10 +326,19 @@ deny contains denial if {
 	_source != null
 	found := catalogsource.source_violations
 	count(found) > 0
-	denial := lib.denial(rego.metadata.rule(), sprintf("the source catalog %s is invalid: %s", [
-		lib.source_catalog_key,
-		concat("; ", [sprintf("%s %s", [v.field, v.message]) | some v in sort(found)]),
-	]))
+	denial := lib.explained(
+		rego.metadata.rule(),
+		sprintf("the source catalog %s is invalid: %s", [
+			lib.source_catalog_key,
+			concat("; ", [sprintf("%s %s", [v.field, v.message]) | some v in sort(found)]),
+		]),
+		[sprintf("CatalogSource %s: %s %s", [lib.source_catalog_key, v.field, v.message]) | some v in sort(found)],
+		[lib.remedy(
+			"fix the CatalogSource's spec as the facts say:",
+			"kubectl edit catalogsource -n %s %s",
+			[lib.get(_source, ["metadata", "namespace"], ""), lib.name(_source)],
+		)],
+	)
 }
 
 # ----------------------------------------------------------------------------------------------
@@ -225,15 +354,26 @@ deny contains denial if {
 deny contains denial if {
 	_installed != ""
 	input.installedCSV == null
-	denial := lib.denial(rego.metadata.rule(), sprintf(
-		"the Subscription reports %s as installed, but no such ClusterServiceVersion exists in namespace %s, so Tollgate cannot check the operator it would upgrade (its OperatorCondition and operands): wait for OLM to settle, or override InstalledCSVMissing if the CSV was removed on purpose",
-		[_installed, lib.subscription_namespace],
-	))
+	denial := lib.explained(
+		rego.metadata.rule(),
+		sprintf(
+			"the Subscription reports %s as installed, but no such ClusterServiceVersion exists in namespace %s, so Tollgate cannot check the operator it would upgrade (its OperatorCondition and operands): wait for OLM to settle, or override InstalledCSVMissing if the CSV was removed on purpose",
+			[_installed, lib.subscription_namespace],
+		),
+		[sprintf(
+			"Subscription %s reports status.installedCSV %s, but no ClusterServiceVersion %s exists in namespace %s",
+			[lib.namespaced_name(input.subscription), _installed, _installed, lib.subscription_namespace],
+		)],
+		[{"text": "OLM settles: it reinstalls the CSV or updates the Subscription's status.installedCSV; if nothing changes, check that OLM's olm-operator and catalog-operator are running"}],
+	)
 }
 
 # ----------------------------------------------------------------------------------------------
 # InstallPlans that bundle other operators: every CSV of a plan must be allowed, since approving
-# the plan installs them all. A peer without a Subscription or not yet evaluated blocks.
+# the plan installs them all. input.installPlanPeers carries each other CSV's own decision; a
+# peer blocks unless a Subscription wants it and its decision is exactly allowed: true (a
+# policy may say allowed: false without a denial, so the codes alone do not tell). This denial
+# is never overridden (tollgate.main): its remedies are the other Subscription's.
 
 # METADATA
 # title: The InstallPlan also installs an operator that is blocked or unknown
@@ -241,17 +381,51 @@ deny contains denial if {
 #   code: InstallPlanIncludesBlockedOperator
 deny contains denial if {
 	some peer in object.get(input, "installPlanPeers", [])
-	why := _peer_blocks(peer)
-	denial := lib.denial(rego.metadata.rule(), sprintf("InstallPlan %s also installs %s, %s", [peer.installPlan, peer.csv, why]))
+	_peer_blocks(peer)
+	why := _peer_why(peer)
+	denial := lib.explained(
+		rego.metadata.rule(),
+		sprintf("%s: OLM installs every operator of a plan together, so approving it would install that one too", [why.fact]),
+		[why.fact],
+		[why.remedy],
+	)
 }
 
-_peer_blocks(peer) := "which no Subscription owns, so Tollgate cannot vouch for it: approve that plan by hand or remove the stray CSV from the namespace" if {
-	object.get(peer, "subscription", null) == null
-} else := sprintf("whose Subscription %s/%s has not been evaluated yet", [peer.subscription.namespace, peer.subscription.name]) if {
-	not peer.evaluated
-} else := sprintf("whose Subscription %s/%s is blocked by %s", [
-	peer.subscription.namespace, peer.subscription.name,
-	concat(", ", sort(peer.blockingCodes)),
-]) if {
-	count(object.get(peer, "blockingCodes", [])) > 0
+_peer_blocks(peer) if not _peer_subscription(peer)
+
+_peer_blocks(peer) if not lib.get(peer, ["allowed"], false) == true
+
+_peer_subscription(peer) := s if {
+	s := lib.get(peer, ["subscription"], null)
+	s != null
 }
+
+_peer_why(peer) := {
+	"fact": sprintf("InstallPlan %v also installs %v, which no Subscription in namespace %s wants", [plan, csv, lib.subscription_namespace]),
+	"remedy": {"text": sprintf(
+		"approve InstallPlan %v by hand if you vouch for %v, or remove the stray CSV %v from namespace %s",
+		[plan, csv, csv, lib.subscription_namespace],
+	)},
+} if {
+	plan := lib.get(peer, ["installPlan"], "")
+	csv := lib.get(peer, ["csv"], "")
+	not _peer_subscription(peer)
+} else := {
+	"fact": sprintf("InstallPlan %v also installs %v for Subscription %s, %s", [plan, csv, key, _peer_held(peer)]),
+	"remedy": {
+		"text": sprintf("lift what holds %s (its own explanation says how):", [key]),
+		"subscription": {"namespace": ns, "name": name},
+	},
+} if {
+	plan := lib.get(peer, ["installPlan"], "")
+	csv := lib.get(peer, ["csv"], "")
+	ns := lib.get(peer, ["subscription", "namespace"], "")
+	name := lib.get(peer, ["subscription", "name"], "")
+	key := sprintf("%v/%v", [ns, name])
+}
+
+# _peer_held says what holds a peer: its standing denial codes, or only its decision.
+_peer_held(peer) := sprintf("which is held by %s", [concat(", ", codes)]) if {
+	codes := sort([c | some c in lib.get(peer, ["codes"], []); is_string(c)])
+	count(codes) > 0
+} else := "whose policy does not allow it"

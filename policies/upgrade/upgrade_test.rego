@@ -11,6 +11,11 @@ _codes(doc) := f.codes(_deny(doc))
 
 _message(doc, code) := [d.message | some d in _deny(doc); d.code == code][0]
 
+# _one is the only denial of code for doc.
+_one(doc, code) := d if {
+	[d] := [x | some x in _deny(doc); x.code == code]
+}
+
 # _oc is base with an OperatorCondition at generation gen.
 _oc(gen, overrides, spec_conditions, status_conditions) := f.with_patch({"operatorCondition": object.union(
 	f.operator_condition(gen, spec_conditions, status_conditions),
@@ -192,22 +197,55 @@ test_clean_peer_allows if _codes(f.with_patch({"installPlanPeers": [f.peer("prom
 test_peer_without_subscription_denies if {
 	doc := f.with_patch({"installPlanPeers": [f.peer("stray.v1", null, true, [])]})
 	_codes(doc) == {"InstallPlanIncludesBlockedOperator"}
-	contains(_message(doc, "InstallPlanIncludesBlockedOperator"), "InstallPlan install-abc also installs stray.v1, which no Subscription owns")
+	_message(doc, "InstallPlanIncludesBlockedOperator") == "InstallPlan install-abc also installs stray.v1, which no Subscription in namespace operators wants: OLM installs every operator of a plan together, so approving it would install that one too"
 }
 
-test_unevaluated_peer_denies if {
+test_peer_with_subscription_absent_denies if {
+	doc := f.with_patch({"installPlanPeers": [object.remove(f.peer("stray.v1", null, true, []), {"subscription"})]})
+	_codes(doc) == {"InstallPlanIncludesBlockedOperator"}
+}
+
+test_peer_not_allowed_without_codes_blocks if {
 	doc := f.with_patch({"installPlanPeers": [f.peer("prometheus.v0.47", _sub, false, [])]})
-	_message(doc, "InstallPlanIncludesBlockedOperator") == "InstallPlan install-abc also installs prometheus.v0.47, whose Subscription operators/prometheus has not been evaluated yet"
+	_message(doc, "InstallPlanIncludesBlockedOperator") == "InstallPlan install-abc also installs prometheus.v0.47 for Subscription operators/prometheus, whose policy does not allow it: OLM installs every operator of a plan together, so approving it would install that one too"
 }
 
-test_blocked_peer_denies if {
-	doc := f.with_patch({"installPlanPeers": [f.peer("prometheus.v0.47", _sub, true, ["OperatorUpgrading", "OperatorDegraded"])]})
-	_message(doc, "InstallPlanIncludesBlockedOperator") == "InstallPlan install-abc also installs prometheus.v0.47, whose Subscription operators/prometheus is blocked by OperatorDegraded, OperatorUpgrading"
+test_peer_allowed_only_when_exactly_true if {
+	every allowed in ["true", 1, null] {
+		_codes(f.with_patch({"installPlanPeers": [f.peer("prometheus.v0.47", _sub, allowed, [])]})) == {"InstallPlanIncludesBlockedOperator"}
+	}
+	_codes(f.with_patch({"installPlanPeers": [object.remove(f.peer("prometheus.v0.47", _sub, true, []), {"allowed"})]})) == {"InstallPlanIncludesBlockedOperator"}
+}
+
+test_blocked_peer_names_its_codes if {
+	doc := f.with_patch({"installPlanPeers": [f.peer("prometheus.v0.47", _sub, false, ["OperatorUpgrading", "OperatorDegraded"])]})
+	startswith(_message(doc, "InstallPlanIncludesBlockedOperator"), "InstallPlan install-abc also installs prometheus.v0.47 for Subscription operators/prometheus, which is held by OperatorDegraded, OperatorUpgrading: ")
 }
 
 test_each_blocking_peer_is_named if {
-	doc := f.with_patch({"installPlanPeers": [f.peer("a.v1", null, true, []), f.peer("b.v1", _sub, false, [])]})
+	doc := f.with_patch({"installPlanPeers": [f.peer("a.v1", null, true, []), f.peer("b.v1", _sub, false, []), f.peer("c.v1", _sub, true, [])]})
 	count(_deny(doc)) == 2
+}
+
+test_a_blocked_peer_is_the_fact_and_its_subscription_the_remedy if {
+	doc := f.with_patch({"installPlanPeers": [f.peer("prometheus.v2", {"namespace": "demo", "name": "prometheus"}, false, ["OperatorDegraded"])]})
+	d := _one(doc, "InstallPlanIncludesBlockedOperator")
+	d.facts == ["InstallPlan install-abc also installs prometheus.v2 for Subscription demo/prometheus, which is held by OperatorDegraded"]
+	d.lift == [{
+		"text": "lift what holds demo/prometheus (its own explanation says how):",
+		"subscription": {"namespace": "demo", "name": "prometheus"},
+	}]
+}
+
+test_a_peer_without_subscription_is_approved_by_hand_or_removed if {
+	d := _one(f.with_patch({"installPlanPeers": [f.peer("stray.v1", null, false, [])]}), "InstallPlanIncludesBlockedOperator")
+	d.facts == ["InstallPlan install-abc also installs stray.v1, which no Subscription in namespace operators wants"]
+	d.lift == [{"text": "approve InstallPlan install-abc by hand if you vouch for stray.v1, or remove the stray CSV stray.v1 from namespace operators"}]
+}
+
+test_peer_codes_that_are_not_strings_are_left_out if {
+	doc := f.with_patch({"installPlanPeers": [f.peer("prometheus.v0.47", _sub, false, [7, "OperatorDegraded"])]})
+	_one(doc, "InstallPlanIncludesBlockedOperator").facts == ["InstallPlan install-abc also installs prometheus.v0.47 for Subscription operators/prometheus, which is held by OperatorDegraded"]
 }
 
 # --- every denial names the exact rule (its METADATA title), even where rules share a code
@@ -293,4 +331,155 @@ test_a_missing_installed_csv_denies_an_upgrade if {
 
 test_a_first_install_without_an_installed_csv_is_allowed if {
 	_codes(f.first_install) == set()
+}
+
+# --- facts and remedies
+
+_oc_edit := "kubectl edit operatorcondition -n operators etcdoperator.v0.9.2"
+
+_repoint := `kubectl patch subscription -n operators etcd --type merge -p '{"spec":{"source":"NAME","sourceNamespace":"NAMESPACE"}}'`
+
+test_upgradeable_false_states_the_condition_and_waits_for_the_operator if {
+	c := object.union(f.upgradeable("False", "migrating storage", 1), {"reason": "Migrating", "lastTransitionTime": "2026-11-22T01:07:11Z"})
+	d := _one(_oc(1, [], [], [c]), "OperatorNotUpgradeable")
+	d.facts == ["OperatorCondition etcdoperator.v0.9.2: Upgradeable=False since 2026-11-22T01:07:11Z: migrating storage (reason Migrating)"]
+	d.lift == [{"text": "the operator reports Upgradeable=True (or removes the condition) in OperatorCondition operators/etcdoperator.v0.9.2 once it is safe to upgrade; OLM copies spec.conditions to status.conditions"}]
+}
+
+test_the_facts_describe_the_first_matching_condition if {
+	first := object.union(f.upgradeable("False", "migrating storage", 1), {"reason": "Migrating"})
+	second := object.union(f.upgradeable("True", "ready", 1), {"lastTransitionTime": "2026-11-22T09:30:00Z"})
+	d := _one(_oc(1, [], [], [first, second]), "OperatorNotUpgradeable")
+	d.facts == ["OperatorCondition etcdoperator.v0.9.2: Upgradeable=False since 2026-11-22T09:00:00Z: migrating storage (reason Migrating)"]
+}
+
+test_the_facts_describe_the_first_matching_override if {
+	d := _one(_oc(1, [_override("Upgradeable", "False", "audit"), _override("Upgradeable", "True", "later")], [], []), "OperatorNotUpgradeable")
+	d.facts == ["OperatorCondition etcdoperator.v0.9.2: spec.overrides sets Upgradeable=False (an admin override): audit (reason AdminOverride)"]
+}
+
+test_an_upgradeable_override_is_lifted_by_editing_the_operator_condition if {
+	d := _one(_oc(1, [_override("Upgradeable", "False", "hold for the audit")], [], []), "OperatorNotUpgradeable")
+	d.lift == [{
+		"text": "an admin removes the Upgradeable override from spec.overrides of OperatorCondition operators/etcdoperator.v0.9.2, or sets its status to True:",
+		"command": _oc_edit,
+	}]
+}
+
+test_a_stale_condition_names_both_generations if {
+	d := _one(_oc(3, [], [], [f.upgradeable("True", "ready", 2)]), "OperatorConditionStale")
+	d.facts == ["OperatorCondition etcdoperator.v0.9.2: Upgradeable=True since 2026-11-22T09:00:00Z: ready (reason Test) (observed at generation 2; the object is at generation 3)"]
+	d.lift == [{"text": "OLM copies the operator's latest conditions (generation 3) to status.conditions; if it does not, check that OLM's olm-operator is running"}]
+}
+
+test_a_spec_condition_not_yet_copied_waits_for_olm if {
+	d := _one(_oc(2, [], [f.cond("Upgradeable", "False", "Migrating", "migrating", "2026-11-22T09:00:00Z")], []), "OperatorConditionStale")
+	d.facts == ["OperatorCondition etcdoperator.v0.9.2: spec.conditions sets Upgradeable=False, but status.conditions has no Upgradeable yet"]
+	d.lift == [{"text": "OLM copies the operator's spec.conditions to status.conditions; if it does not, check that OLM's olm-operator is running"}]
+}
+
+test_upgrading_from_status_waits_for_the_operator if {
+	d := _one(_oc(1, [], [], [f.cond("Upgrading", "True", "Migrating", "migrating to v2", "2026-11-22T09:00:00Z")]), "OperatorUpgrading")
+	d.facts == ["OperatorCondition etcdoperator.v0.9.2: Upgrading=True since 2026-11-22T09:00:00Z: migrating to v2 (reason Migrating)"]
+	d.lift == [{"text": "the operator reports Upgrading=False in OperatorCondition operators/etcdoperator.v0.9.2 when its own upgrade work is done"}]
+}
+
+test_upgrading_from_an_override_is_lifted_by_editing_the_operator_condition if {
+	d := _one(_oc(1, [_override("Upgrading", "True", "")], [], [f.cond("Upgrading", "False", "Done", "", "2026-11-22T09:00:00Z")]), "OperatorUpgrading")
+	d.facts == ["OperatorCondition etcdoperator.v0.9.2: spec.overrides sets Upgrading=True (an admin override): reason AdminOverride"]
+	d.lift == [{
+		"text": "an admin removes the Upgrading override from spec.overrides of OperatorCondition operators/etcdoperator.v0.9.2, or sets its status to False:",
+		"command": _oc_edit,
+	}]
+}
+
+test_an_operator_condition_with_an_unsafe_name_offers_no_command if {
+	doc := object.union(_oc(1, [_override("Upgradeable", "False", "x")], [], []), {"operatorCondition": {"metadata": {"name": "Bad Name"}}})
+	_one(doc, "OperatorNotUpgradeable").lift == [{"text": "an admin removes the Upgradeable override from spec.overrides of OperatorCondition operators/Bad Name, or sets its status to True"}]
+}
+
+test_degraded_names_every_degraded_operand if {
+	doc := f.with_patch({"operands": [
+		f.operand("a", [f.cond("Degraded", "True", "HealFailed", "1 of 3 members down", "2026-11-22T09:00:00Z")]),
+		f.operand("b", [f.cond("Degraded", "False", "HealSucceeded", "", "2026-11-22T09:00:00Z")]),
+		f.operand("c", [f.cond("Degraded", "True", "", "", ""), f.cond("Degraded", "False", "HealSucceeded", "", "")]),
+		f.operand("d", [f.cond("Degraded", "False", "HealSucceeded", "", ""), f.cond("Degraded", "True", "HealFailed", "", "")]),
+	]})
+	d := _one(doc, "OperatorDegraded")
+	d.facts == [
+		"EtcdCluster operators/a: Degraded=True since 2026-11-22T09:00:00Z: 1 of 3 members down (reason HealFailed)",
+		"EtcdCluster operators/c: Degraded=True: no message",
+	]
+	d.lift == [{"text": "the operands must report Degraded=False: fix EtcdCluster operators/a, EtcdCluster operators/c, or wait until they heal"}]
+}
+
+test_progressing_names_the_busy_operands if {
+	doc := f.with_patch({"operands": [f.operand("example", [f.cond("Progressing", "True", "HealInProgress", "replacing member", "2026-11-22T09:00:00Z")])]})
+	d := _one(doc, "OperatorProgressing")
+	d.facts == ["EtcdCluster operators/example: Progressing=True since 2026-11-22T09:00:00Z: replacing member (reason HealInProgress)"]
+	d.lift == [{"text": "wait until the operands finish their work and report Progressing=False (EtcdCluster operators/example)"}]
+}
+
+test_a_missing_catalog_is_created_or_the_subscription_repointed if {
+	d := _one(f.with_patch({"sourceCatalog": null}), "CatalogSourceUnhealthy")
+	d.facts == ["CatalogSource olm/operatorhubio does not exist"]
+	d.lift == [{"text": "create the CatalogSource olm/operatorhubio, or point the Subscription at an existing catalog:", "command": _repoint}]
+}
+
+test_a_catalog_that_is_not_ready_states_its_connection if {
+	cs := object.union(f.catalog("olm", "operatorhubio", "TRANSIENT_FAILURE"), {"status": {"connectionState": {
+		"lastConnect": "2026-11-22T07:00:00Z", "address": "operatorhubio.olm.svc:50051",
+	}}})
+	d := _one(f.with_patch({"sourceCatalog": cs}), "CatalogSourceUnhealthy")
+	d.facts == ["CatalogSource olm/operatorhubio: connection TRANSIENT_FAILURE, last connected 2026-11-22T07:00:00Z, registry at operatorhubio.olm.svc:50051"]
+	d.lift == [
+		{"text": "OLM must reach the catalog's registry (status.connectionState.lastObservedState READY): check the catalog's registry pod or address"},
+		{"text": "or point the Subscription at a healthy catalog:", "command": _repoint},
+	]
+}
+
+test_a_catalog_without_connection_state_says_so if {
+	d := _one(f.with_patch({"sourceCatalog": {"status": null}}), "CatalogSourceUnhealthy")
+	d.facts == ["CatalogSource olm/operatorhubio has no status.connectionState yet"]
+}
+
+test_a_catalog_state_without_details_is_stated_alone if {
+	d := _one(f.with_patch({"sourceCatalog": f.catalog("olm", "operatorhubio", "CONNECTING")}), "CatalogSourceUnhealthy")
+	d.facts == ["CatalogSource olm/operatorhubio: connection CONNECTING"]
+}
+
+test_an_invalid_catalog_has_one_fact_per_violation_and_an_edit_command if {
+	bad := object.union(f.catalog("olm", "operatorhubio", "READY"), {"spec": {"catalogImageSource": {"catalogImage": ""}, "image": "quay.io/x:1"}})
+	d := _one(f.with_patch({"sourceCatalog": bad}), "CatalogSourceInvalid")
+	count(d.facts) == 2
+	every fact in d.facts {
+		startswith(fact, "CatalogSource olm/operatorhubio: spec.")
+	}
+	d.facts[0] == "CatalogSource olm/operatorhubio: spec.catalogImageSource.catalogImage is required when spec.catalogImageSource is set: give an operator-registry image, e.g. quay.io/operatorhubio/catalog:latest"
+	d.lift == [{"text": "fix the CatalogSource's spec as the facts say:", "command": "kubectl edit catalogsource -n olm operatorhubio"}]
+}
+
+test_a_catalog_olm_does_not_resolve_from_is_moved_or_repointed if {
+	d := _one(_elsewhere, "CatalogSourceInvalid")
+	d.facts == ["CatalogSource elsewhere/operatorhubio is in namespace elsewhere; OLM resolves this Subscription only from catalogs in its own namespace operators and in the global catalog namespace olm"]
+	d.lift == [{"text": "move the catalog to namespace operators or olm, or point the Subscription at a catalog there:", "command": _repoint}]
+}
+
+test_a_missing_installed_csv_waits_for_olm if {
+	d := _one(f.with_patch({"installedCSV": null}), "InstalledCSVMissing")
+	d.facts == ["Subscription operators/etcd reports status.installedCSV etcdoperator.v0.9.2, but no ClusterServiceVersion etcdoperator.v0.9.2 exists in namespace operators"]
+	d.lift == [{"text": "OLM settles: it reinstalls the CSV or updates the Subscription's status.installedCSV; if nothing changes, check that OLM's olm-operator and catalog-operator are running"}]
+}
+
+test_every_embedded_denial_has_facts_and_remedies if {
+	doc := f.with_patch({
+		"operatorCondition": f.operator_condition(3, [], [f.upgradeable("False", "m", 2), f.cond("Upgrading", "True", "M", "m", "2026-11-22T09:00:00Z")]),
+		"sourceCatalog": null,
+		"operands": [f.operand("x", [f.cond("Degraded", "True", "HealFailed", "", ""), f.cond("Progressing", "True", "HealInProgress", "", "")])],
+		"installPlanPeers": [f.peer("other.v1", null, false, [])],
+	})
+	every d in _deny(doc) {
+		count(d.facts) > 0
+		count(d.lift) > 0
+	}
 }

@@ -16,8 +16,26 @@ deny contains denial if {
 	_first_install_pending
 	count(_config_errors) == 0
 	not _allowed
-	denial := _denial(rego.metadata.rule(), sprintf("%s is a first install of package %s from %s in namespace %s; no allow rule matches, so it waits for an admin to override FirstInstallNotApproved on the UpgradeGate", [_subject, _package, _source, _namespace]))
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("%s is a first install of package %s from %s in namespace %s; no allow rule matches, so it waits for an admin to override FirstInstallNotApproved on the UpgradeGate", [_subject, _package, _source, _namespace]),
+		[
+			sprintf("Subscription %s/%s has no installed CSV, so %s is a first install of package %s from catalog %s", [_namespace, _name, _subject, _package, _source]),
+			_rules_fact,
+		],
+		[{
+			"text": sprintf(
+				"an admin adds an allow rule that matches it, e.g. {\"namespace\": %q, \"package\": %q}, to data.tollgate.config.packs.firstinstall.allow (the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+				[_namespace, _package],
+			),
+			"command": _config_command,
+		}],
+	)
 }
+
+_rules_fact := "data.tollgate.config.packs.firstinstall.allow has no rules, so every first install is held" if {
+	count(_rules) == 0
+} else := sprintf("none of the %d allow rules in data.tollgate.config.packs.firstinstall.allow matches namespace %s, package %s and source %s", [count(_rules), _namespace, _package, _source])
 
 # METADATA
 # title: The first-install configuration cannot be understood
@@ -25,10 +43,25 @@ deny contains denial if {
 #   code: FirstInstallConfigInvalid
 deny contains denial if {
 	some msg in _config_errors
-	denial := _denial(rego.metadata.rule(), sprintf("first-install approval (data.tollgate.config.packs.firstinstall): %s; first installs are held until it is fixed", [msg]))
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("first-install approval (data.tollgate.config.packs.firstinstall): %s; first installs are held until it is fixed", [msg]),
+		[sprintf("data.tollgate.config.packs.firstinstall: %s", [msg])],
+		[{"text": "an admin fixes data.tollgate.config.packs.firstinstall as the fact says (the ConfigMaps labelled tollgate.dev/policy=data hold it):", "command": _config_command}],
+	)
 }
 
-_denial(meta, message) := {"code": meta.custom.code, "message": message}
+# _denial is the shape tollgate.main collects (as lib.explained builds it in the embedded
+# policies, which a pack does not import): the code and title from the rule's annotations, the
+# message, the facts it rests on and the ways to lift it. tollgate.main appends the UpgradeGate
+# override as the last way.
+_denial(meta, message, facts, lift) := object.union(
+	{"code": meta.custom.code, "message": message, "facts": facts, "lift": lift},
+	{"title": t | t := meta.title},
+)
+
+# _config_command lists where admin data comes from.
+_config_command := "kubectl get configmaps -A -l tollgate.dev/policy=data -o yaml"
 
 # --- configuration ---------------------------------------------------------------------------
 
@@ -96,6 +129,8 @@ _first_install_pending if {
 }
 
 _namespace := object.get(input, ["subscription", "metadata", "namespace"], "")
+
+_name := object.get(input, ["subscription", "metadata", "name"], "")
 
 _package := object.get(input, ["subscription", "spec", "name"], "")
 

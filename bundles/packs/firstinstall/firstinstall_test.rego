@@ -27,11 +27,27 @@ _holds(cfg) if _codes(firstinstall.deny) == {"FirstInstallNotApproved"} with inp
 
 # --- behaviour -------------------------------------------------------------------------------
 
+_config_command := "kubectl get configmaps -A -l tollgate.dev/policy=data -o yaml"
+
 test_every_first_install_is_held_by_default if {
 	firstinstall.deny == {{
 		"code": "FirstInstallNotApproved",
+		"title": "A first install has not been approved",
 		"message": "etcdoperator.v0.9.4 is a first install of package etcd from olm/operatorhubio in namespace team-a; no allow rule matches, so it waits for an admin to override FirstInstallNotApproved on the UpgradeGate",
+		"facts": [
+			"Subscription team-a/etcd has no installed CSV, so etcdoperator.v0.9.4 is a first install of package etcd from catalog olm/operatorhubio",
+			"data.tollgate.config.packs.firstinstall.allow has no rules, so every first install is held",
+		],
+		"lift": [{
+			"text": `an admin adds an allow rule that matches it, e.g. {"namespace": "team-a", "package": "etcd"}, to data.tollgate.config.packs.firstinstall.allow (the ConfigMaps labelled tollgate.dev/policy=data hold it):`,
+			"command": _config_command,
+		}],
 	}} with input as _first
+}
+
+test_a_held_first_install_says_how_many_rules_did_not_match if {
+	some d in firstinstall.deny with input as _first with data.tollgate.config.packs.firstinstall as {"allow": [{"package": "postgres"}, {"namespace": "sandbox-*"}]}
+	d.facts[1] == "none of the 2 allow rules in data.tollgate.config.packs.firstinstall.allow matches namespace team-a, package etcd and source olm/operatorhubio"
 }
 
 test_a_first_install_without_current_csv_is_held if {
@@ -72,6 +88,15 @@ _config_error(cfg, fragment) if {
 	d.code == "FirstInstallConfigInvalid"
 	contains(d.message, fragment)
 	_codes(firstinstall.deny) == {"FirstInstallConfigInvalid"} with input as _first with data.tollgate.config.packs.firstinstall as cfg
+}
+
+test_a_config_error_is_the_fact_and_fixing_it_the_remedy if {
+	some d in firstinstall.deny with input as _first with data.tollgate.config.packs.firstinstall as {"allow": "etcd"}
+	d.facts == ["data.tollgate.config.packs.firstinstall: allow is not a list"]
+	d.lift == [{
+		"text": "an admin fixes data.tollgate.config.packs.firstinstall as the fact says (the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+		"command": _config_command,
+	}]
 }
 
 test_config_not_an_object if _config_error(["etcd"], "the configuration is not an object")

@@ -17,7 +17,24 @@ deny contains denial if {
 	some p in _periods
 	p.start <= _now_ns
 	_now_ns < p.end
-	denial := _denial(rego.metadata.rule(), sprintf("%s is frozen until %s: %s", [_subject, p.endText, p.reason]))
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("%s is frozen until %s: %s", [_subject, p.endText, p.reason]),
+		[sprintf("the change freeze from %s until %s is in force at %s (input.now): %s", [p.startText, p.endText, input.now, p.reason])],
+		array.concat(
+			[
+				{"text": sprintf("wait until %s, when this freeze ends", [p.endText])},
+				{"text": "or an admin ends or removes the period in data.tollgate.config.packs.freeze.periods (the ConfigMaps labelled tollgate.dev/policy=data hold it):", "command": _config_command},
+			],
+			[r | not _installed_name; r := _first_install_remedy],
+		),
+	)
+}
+
+# A first install is held only because firstInstall is true (the default).
+_first_install_remedy := {
+	"text": "or an admin sets firstInstall: false in data.tollgate.config.packs.freeze, so that freezes let first installs through:",
+	"command": _config_command,
 }
 
 # METADATA
@@ -26,10 +43,25 @@ deny contains denial if {
 #   code: FreezeConfigInvalid
 deny contains denial if {
 	some msg in _config_errors
-	denial := _denial(rego.metadata.rule(), sprintf("change freezes (data.tollgate.config.packs.freeze): %s; upgrades are held until it is fixed", [msg]))
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("change freezes (data.tollgate.config.packs.freeze): %s; upgrades are held until it is fixed", [msg]),
+		[sprintf("data.tollgate.config.packs.freeze: %s", [msg])],
+		[{"text": "an admin fixes data.tollgate.config.packs.freeze as the fact says (the ConfigMaps labelled tollgate.dev/policy=data hold it):", "command": _config_command}],
+	)
 }
 
-_denial(meta, message) := {"code": meta.custom.code, "message": message}
+# _denial is the shape tollgate.main collects (as lib.explained builds it in the embedded
+# policies, which a pack does not import): the code and title from the rule's annotations, the
+# message, the facts it rests on and the ways to lift it. tollgate.main appends the UpgradeGate
+# override as the last way.
+_denial(meta, message, facts, lift) := object.union(
+	{"code": meta.custom.code, "message": message, "facts": facts, "lift": lift},
+	{"title": t | t := meta.title},
+)
+
+# _config_command lists where admin data comes from.
+_config_command := "kubectl get configmaps -A -l tollgate.dev/policy=data -o yaml"
 
 # --- configuration ---------------------------------------------------------------------------
 
@@ -91,7 +123,7 @@ _config_errors contains msg if {
 _time(s) := time.parse_rfc3339_ns(s) if is_string(s)
 
 # The periods that hold this Subscription.
-_periods contains {"start": _time(p.start), "end": _time(p.end), "endText": p.end, "reason": _reason(p)} if {
+_periods contains {"start": _time(p.start), "end": _time(p.end), "startText": p.start, "endText": p.end, "reason": _reason(p)} if {
 	some p in _raw_periods
 	_selects(p)
 }

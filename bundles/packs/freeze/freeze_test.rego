@@ -31,10 +31,23 @@ test_no_configuration_holds_nothing if {
 	count(freeze.deny) == 0 with input as _upgrade("2024-12-24T12:00:00Z")
 }
 
+_config_command := "kubectl get configmaps -A -l tollgate.dev/policy=data -o yaml"
+
+_end_period := {
+	"text": "or an admin ends or removes the period in data.tollgate.config.packs.freeze.periods (the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+	"command": _config_command,
+}
+
+# _said are the [code, message] of denials.
+_said(denials) := {[d.code, d.message] | some d in denials}
+
 test_an_upgrade_during_a_freeze_is_held if {
 	freeze.deny == {{
 		"code": "ChangeFreeze",
+		"title": "A change freeze is in force",
 		"message": "the upgrade to etcd.v0.9.4 is frozen until 2025-01-06T00:00:00+01:00: end-of-year freeze (CHG-1234)",
+		"facts": ["the change freeze from 2024-12-20T00:00:00Z until 2025-01-06T00:00:00+01:00 is in force at 2024-12-24T12:00:00Z (input.now): end-of-year freeze (CHG-1234)"],
+		"lift": [{"text": "wait until 2025-01-06T00:00:00+01:00, when this freeze ends"}, _end_period],
 	}} with input as _upgrade("2024-12-24T12:00:00Z")
 		with data.tollgate.config.packs.freeze as _cfg([_holidays])
 }
@@ -51,19 +64,29 @@ test_before_and_after_a_freeze_nothing_is_held if {
 
 test_every_freeze_in_force_is_reported if {
 	periods := [_holidays, {"start": "2024-12-23T00:00:00Z", "end": "2024-12-27T00:00:00Z"}]
-	freeze.deny == {
-		{"code": "ChangeFreeze", "message": "the upgrade to etcd.v0.9.4 is frozen until 2025-01-06T00:00:00+01:00: end-of-year freeze (CHG-1234)"},
-		{"code": "ChangeFreeze", "message": "the upgrade to etcd.v0.9.4 is frozen until 2024-12-27T00:00:00Z: change freeze"},
+	_said(freeze.deny) == {
+		["ChangeFreeze", "the upgrade to etcd.v0.9.4 is frozen until 2025-01-06T00:00:00+01:00: end-of-year freeze (CHG-1234)"],
+		["ChangeFreeze", "the upgrade to etcd.v0.9.4 is frozen until 2024-12-27T00:00:00Z: change freeze"],
 	} with input as _upgrade("2024-12-24T12:00:00Z")
 		with data.tollgate.config.packs.freeze as _cfg(periods)
 }
 
 test_first_installs_are_held_by_default if {
-	freeze.deny == {{
-		"code": "ChangeFreeze",
-		"message": "the install of etcd.v0.9.4 is frozen until 2025-01-06T00:00:00+01:00: end-of-year freeze (CHG-1234)",
-	}} with input as _input("2024-12-24T12:00:00Z", "", "etcd.v0.9.4", [_plan])
+	_said(freeze.deny) == {["ChangeFreeze", "the install of etcd.v0.9.4 is frozen until 2025-01-06T00:00:00+01:00: end-of-year freeze (CHG-1234)"]} with input as _input("2024-12-24T12:00:00Z", "", "etcd.v0.9.4", [_plan])
 		with data.tollgate.config.packs.freeze as _cfg([_holidays])
+}
+
+test_a_held_first_install_can_also_be_let_through_by_first_install_false if {
+	some d in freeze.deny with input as _input("2024-12-24T12:00:00Z", "", "etcd.v0.9.4", [_plan])
+		with data.tollgate.config.packs.freeze as _cfg([_holidays])
+	d.lift == [
+		{"text": "wait until 2025-01-06T00:00:00+01:00, when this freeze ends"},
+		_end_period,
+		{
+			"text": "or an admin sets firstInstall: false in data.tollgate.config.packs.freeze, so that freezes let first installs through:",
+			"command": _config_command,
+		},
+	]
 }
 
 test_first_installs_pass_when_configured if {
@@ -101,6 +124,15 @@ _config_error(cfg, now, fragment) if {
 	d.code == "FreezeConfigInvalid"
 	contains(d.message, fragment)
 	_codes(freeze.deny) == {"FreezeConfigInvalid"} with input as _upgrade(now) with data.tollgate.config.packs.freeze as cfg
+}
+
+test_a_config_error_is_the_fact_and_fixing_it_the_remedy if {
+	some d in freeze.deny with input as _upgrade("2024-12-24T12:00:00Z") with data.tollgate.config.packs.freeze as {"periods": _holidays}
+	d.facts == ["data.tollgate.config.packs.freeze: periods is not a list"]
+	d.lift == [{
+		"text": "an admin fixes data.tollgate.config.packs.freeze as the fact says (the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+		"command": _config_command,
+	}]
 }
 
 test_config_not_an_object if _config_error([_holidays], "2024-12-24T12:00:00Z", "the configuration is not an object")

@@ -18,7 +18,21 @@ deny contains denial if {
 	_soak_ns > 0
 	since := _since
 	_now_ns < since.at + _soak_ns
-	denial := _denial(rego.metadata.rule(), sprintf("%s has been known for %s (since %s, %s); it must soak %s, until %s", [_current_name, _duration(_now_ns - since.at), time.format(since.at), since.evidence, _duration(_soak_ns), time.format(since.at + _soak_ns)]))
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("%s has been known for %s (since %s, %s); it must soak %s, until %s", [_current_name, _duration(_now_ns - since.at), time.format(since.at), since.evidence, _duration(_soak_ns), time.format(since.at + _soak_ns)]),
+		[
+			sprintf("%s is known since %s, %s; it is %s (input.now)", [_current_name, time.format(since.at), since.evidence, input.now]),
+			_soak_fact,
+		],
+		[
+			{"text": sprintf("wait until %s, when %s has soaked %s", [time.format(since.at + _soak_ns), _current_name, _duration(_soak_ns)])},
+			{
+				"text": sprintf("or an admin lowers the soak time of package %s to %v hours or less (packages.%s.hours in data.tollgate.config.packs.soak; the ConfigMaps labelled tollgate.dev/policy=data hold it):", [_package, floor((_now_ns - since.at) / 36000000000) / 100, _package]),
+				"command": _config_command,
+			},
+		],
+	)
 }
 
 # METADATA
@@ -29,8 +43,31 @@ deny contains denial if {
 	_applies
 	_soak_ns > 0
 	not _since
-	denial := _denial(rego.metadata.rule(), sprintf("cannot tell since when %s is known (no CSV or InstallPlan with a creationTimestamp), so its soak time of %s cannot be checked", [_subject, _duration(_soak_ns)]))
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("cannot tell since when %s is known (no CSV or InstallPlan with a creationTimestamp), so its soak time of %s cannot be checked", [_subject, _duration(_soak_ns)]),
+		[
+			sprintf("no CSV or InstallPlan with a creationTimestamp shows since when %s is known", [_subject]),
+			_soak_fact,
+		],
+		[
+			{"text": sprintf("OLM creates the InstallPlan for %s: its creationTimestamp starts the soak time", [_subject])},
+			{
+				"text": sprintf("or an admin sets the soak time of package %s to 0 (packages.%s.hours in data.tollgate.config.packs.soak; the ConfigMaps labelled tollgate.dev/policy=data hold it):", [_package, _package]),
+				"command": _config_command,
+			},
+		],
+	)
 }
+
+# _soak_fact names the soak time and the setting it comes from.
+_soak_fact := sprintf("package %s must soak %s (%s)", [_package, _duration(_soak_ns), _hours_setting])
+
+_hours_setting := sprintf("packages.%s.hours in data.tollgate.config.packs.soak", [_package]) if {
+	object.get(_config, ["packages", _package, "hours"], null) != null
+} else := "hours in data.tollgate.config.packs.soak" if {
+	object.get(_config, "hours", null) != null
+} else := "the default"
 
 # METADATA
 # title: The soak configuration cannot be understood
@@ -38,10 +75,25 @@ deny contains denial if {
 #   code: SoakConfigInvalid
 deny contains denial if {
 	some msg in _config_errors
-	denial := _denial(rego.metadata.rule(), sprintf("soak time (data.tollgate.config.packs.soak): %s; upgrades are held until it is fixed", [msg]))
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("soak time (data.tollgate.config.packs.soak): %s; upgrades are held until it is fixed", [msg]),
+		[sprintf("data.tollgate.config.packs.soak: %s", [msg])],
+		[{"text": "an admin fixes data.tollgate.config.packs.soak as the fact says (the ConfigMaps labelled tollgate.dev/policy=data hold it):", "command": _config_command}],
+	)
 }
 
-_denial(meta, message) := {"code": meta.custom.code, "message": message}
+# _denial is the shape tollgate.main collects (as lib.explained builds it in the embedded
+# policies, which a pack does not import): the code and title from the rule's annotations, the
+# message, the facts it rests on and the ways to lift it. tollgate.main appends the UpgradeGate
+# override as the last way.
+_denial(meta, message, facts, lift) := object.union(
+	{"code": meta.custom.code, "message": message, "facts": facts, "lift": lift},
+	{"title": t | t := meta.title},
+)
+
+# _config_command lists where admin data comes from.
+_config_command := "kubectl get configmaps -A -l tollgate.dev/policy=data -o yaml"
 
 # --- configuration ---------------------------------------------------------------------------
 

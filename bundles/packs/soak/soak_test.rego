@@ -30,11 +30,37 @@ _csv(created, annotations) := {"metadata": {"name": "etcd.v0.9.4", "namespace": 
 
 # --- behaviour -------------------------------------------------------------------------------
 
+_config_command := "kubectl get configmaps -A -l tollgate.dev/policy=data -o yaml"
+
 test_a_fresh_version_is_held_for_a_day_by_default if {
 	soak.deny == {{
 		"code": "SoakTimeNotElapsed",
+		"title": "The new version has not soaked long enough",
 		"message": "etcd.v0.9.4 has been known for 12h00m (since 2024-06-05T00:00:00Z, when InstallPlan install-abc was created); it must soak 24h00m, until 2024-06-06T00:00:00Z",
+		"facts": [
+			"etcd.v0.9.4 is known since 2024-06-05T00:00:00Z, when InstallPlan install-abc was created; it is 2024-06-05T12:00:00Z (input.now)",
+			"package etcd must soak 24h00m (the default)",
+		],
+		"lift": [
+			{"text": "wait until 2024-06-06T00:00:00Z, when etcd.v0.9.4 has soaked 24h00m"},
+			{
+				"text": "or an admin lowers the soak time of package etcd to 12 hours or less (packages.etcd.hours in data.tollgate.config.packs.soak; the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+				"command": _config_command,
+			},
+		],
 	}} with input as _upgrade(_noon)
+}
+
+test_the_soak_fact_names_the_setting_it_comes_from if {
+	some d in soak.deny with input as _upgrade(_noon) with data.tollgate.config.packs.soak as {"hours": 48}
+	d.facts[1] == "package etcd must soak 48h00m (hours in data.tollgate.config.packs.soak)"
+	some e in soak.deny with input as _upgrade(_noon) with data.tollgate.config.packs.soak as {"hours": 6, "packages": {"etcd": {"hours": 12.5}}}
+	e.facts[1] == "package etcd must soak 12h30m (packages.etcd.hours in data.tollgate.config.packs.soak)"
+}
+
+test_the_lowered_soak_time_that_lifts_the_hold_is_rounded_down if {
+	some d in soak.deny with input as _upgrade("2024-06-05T12:20:30Z")
+	startswith(d.lift[1].text, "or an admin lowers the soak time of package etcd to 12.34 hours or less")
 }
 
 test_a_soaked_version_passes if {
@@ -81,7 +107,19 @@ test_the_referenced_plan_counts_when_it_lists_the_new_csv if {
 test_no_evidence_is_held if {
 	soak.deny == {{
 		"code": "SoakTimeNotElapsed",
+		"title": "The new version's age cannot be told",
 		"message": "cannot tell since when etcd.v0.9.4 is known (no CSV or InstallPlan with a creationTimestamp), so its soak time of 24h00m cannot be checked",
+		"facts": [
+			"no CSV or InstallPlan with a creationTimestamp shows since when etcd.v0.9.4 is known",
+			"package etcd must soak 24h00m (the default)",
+		],
+		"lift": [
+			{"text": "OLM creates the InstallPlan for etcd.v0.9.4: its creationTimestamp starts the soak time"},
+			{
+				"text": "or an admin sets the soak time of package etcd to 0 (packages.etcd.hours in data.tollgate.config.packs.soak; the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+				"command": _config_command,
+			},
+		],
 	}} with input as _input(_noon, "etcd.v0.9.2", "etcd.v0.9.4", [])
 }
 
@@ -133,6 +171,15 @@ _config_error(cfg, now, fragment) if {
 	d.code == "SoakConfigInvalid"
 	contains(d.message, fragment)
 	_codes(soak.deny) == {"SoakConfigInvalid"} with input as _upgrade(now) with data.tollgate.config.packs.soak as cfg
+}
+
+test_a_config_error_is_the_fact_and_fixing_it_the_remedy if {
+	some d in soak.deny with input as _upgrade(_noon) with data.tollgate.config.packs.soak as {"basis": "released"}
+	d.facts == ["data.tollgate.config.packs.soak: basis is released, want seen or published"]
+	d.lift == [{
+		"text": "an admin fixes data.tollgate.config.packs.soak as the fact says (the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+		"command": _config_command,
+	}]
 }
 
 test_config_not_an_object if _config_error(24, _noon, "the configuration is not an object")

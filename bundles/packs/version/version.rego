@@ -16,8 +16,13 @@ package tollgate.packs.version
 deny contains denial if {
 	_applies
 	target := _target_version
-	some reason in _not_allowed_reasons
-	denial := _denial(rego.metadata.rule(), sprintf("%s %s is not allowed for package %s: %s", [_current_name, target, _package, reason]))
+	some why in _not_allowed_reasons
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("%s %s is not allowed for package %s: %s", [_current_name, target, _package, why.reason]),
+		[sprintf("%s brings version %s of package %s, and %s", [_current_name, target, _package, why.fact])],
+		[why.remedy],
+	)
 }
 
 # METADATA
@@ -30,7 +35,15 @@ deny contains denial if {
 	from := _installed_version
 	to := _target_version
 	_part(to, 0) > _part(from, 0)
-	denial := _denial(rego.metadata.rule(), sprintf("the upgrade of %s from %s to %s crosses a major version; it waits for an admin (override MajorVersionUpgrade on the UpgradeGate) or holdMajor: false", [_package, from, to]))
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("the upgrade of %s from %s to %s crosses a major version; it waits for an admin (override MajorVersionUpgrade on the UpgradeGate) or holdMajor: false", [_package, from, to]),
+		[
+			sprintf("the upgrade of %s goes from %s (%s) to %s (%s): major version %d to %d", [_package, from, _installed_name, to, _current_name, _part(from, 0), _part(to, 0)]),
+			_hold_fact("holdMajor"),
+		],
+		[_release_remedy("holdMajor", "major")],
+	)
 }
 
 # METADATA
@@ -44,7 +57,30 @@ deny contains denial if {
 	to := _target_version
 	_part(to, 0) == _part(from, 0)
 	_part(to, 1) > _part(from, 1)
-	denial := _denial(rego.metadata.rule(), sprintf("the upgrade of %s from %s to %s crosses a minor version; it waits for an admin (override MinorVersionUpgrade on the UpgradeGate) or holdMinor: false", [_package, from, to]))
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("the upgrade of %s from %s to %s crosses a minor version; it waits for an admin (override MinorVersionUpgrade on the UpgradeGate) or holdMinor: false", [_package, from, to]),
+		[
+			sprintf("the upgrade of %s goes from %s (%s) to %s (%s): minor version %d.%d to %d.%d", [_package, from, _installed_name, to, _current_name, _part(from, 0), _part(from, 1), _part(to, 0), _part(to, 1)]),
+			_hold_fact("holdMinor"),
+		],
+		[_release_remedy("holdMinor", "minor")],
+	)
+}
+
+# _hold_fact names a hold setting that is on, and where it is set.
+_hold_fact(key) := sprintf("%s is true for package %s (%s)", [key, _package, _setting_source(key)])
+
+_setting_source(key) := sprintf("packages.%s.%s in data.tollgate.config.packs.version", [_package, key]) if {
+	object.get(_package_config, key, null) != null
+} else := sprintf("%s in data.tollgate.config.packs.version", [key]) if {
+	object.get(_config, key, null) != null
+} else := "the default"
+
+# _release_remedy turns a hold off for the package.
+_release_remedy(key, jumps) := {
+	"text": sprintf("an admin sets %s: false for package %s (packages.%s.%s in data.tollgate.config.packs.version; the ConfigMaps labelled tollgate.dev/policy=data hold it), which releases all its %s upgrades:", [key, _package, _package, key, jumps]),
+	"command": _config_command,
 }
 
 # METADATA
@@ -54,7 +90,19 @@ deny contains denial if {
 deny contains denial if {
 	_applies
 	some which, name in _unknown_versions
-	denial := _denial(rego.metadata.rule(), sprintf("cannot tell the version of the %s CSV %s (no spec.version, no PackageManifest entry, no semantic version at the end of its name), so the version policy cannot clear it", [which, name]))
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("cannot tell the version of the %s CSV %s (no spec.version, no PackageManifest entry, no semantic version at the end of its name), so the version policy cannot clear it", [which, name]),
+		[sprintf("no version is known for the %s CSV %s: it has no spec.version, no PackageManifest channel entry with a version, and no semantic version at the end of its name", [which, name])],
+		[_unknown_remedy[which]],
+	)
+}
+
+_unknown_remedy["target"] := {"text": sprintf("the source catalog's PackageManifest lists %s with currentCSVDesc.version", [_current_name])}
+
+_unknown_remedy["installed"] := {
+	"text": sprintf("an admin sets holdMajor: false and holdMinor: false for package %s (data.tollgate.config.packs.version; the ConfigMaps labelled tollgate.dev/policy=data hold it), so that the installed version does not matter:", [_package]),
+	"command": _config_command,
 }
 
 # METADATA
@@ -63,10 +111,25 @@ deny contains denial if {
 #   code: VersionConfigInvalid
 deny contains denial if {
 	some msg in _config_errors
-	denial := _denial(rego.metadata.rule(), sprintf("version policy (data.tollgate.config.packs.version): %s; upgrades are held until it is fixed", [msg]))
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("version policy (data.tollgate.config.packs.version): %s; upgrades are held until it is fixed", [msg]),
+		[sprintf("data.tollgate.config.packs.version: %s", [msg])],
+		[{"text": "an admin fixes data.tollgate.config.packs.version as the fact says (the ConfigMaps labelled tollgate.dev/policy=data hold it):", "command": _config_command}],
+	)
 }
 
-_denial(meta, message) := {"code": meta.custom.code, "message": message}
+# _denial is the shape tollgate.main collects (as lib.explained builds it in the embedded
+# policies, which a pack does not import): the code and title from the rule's annotations, the
+# message, the facts it rests on and the ways to lift it. tollgate.main appends the UpgradeGate
+# override as the last way.
+_denial(meta, message, facts, lift) := object.union(
+	{"code": meta.custom.code, "message": message, "facts": facts, "lift": lift},
+	{"title": t | t := meta.title},
+)
+
+# _config_command lists where admin data comes from.
+_config_command := "kubectl get configmaps -A -l tollgate.dev/policy=data -o yaml"
 
 # --- configuration ---------------------------------------------------------------------------
 
@@ -196,17 +259,38 @@ _part(v, i) := to_number(split(split(split(v, "+")[0], "-")[0], ".")[i])
 
 # --- ranges ----------------------------------------------------------------------------------
 
-_not_allowed_reasons contains reason if {
+# _not_allowed_reasons are {reason, fact, remedy}: why the target version is not allowed, for
+# the message and as a fact, and the configuration change that lifts it.
+_not_allowed_reasons contains {"reason": sprintf("it %s", [fact]), "fact": fact, "remedy": remedy} if {
 	count(_allowed) > 0
 	not _any_satisfied(_target_version, _allowed)
-	reason := sprintf("it satisfies none of the allowed ranges %v", [concat(", ", [sprintf("%q", [c]) | some c in _allowed])])
+	fact := sprintf("satisfies none of the allowed ranges %v", [concat(", ", [sprintf("%q", [c]) | some c in _allowed])])
+	remedy := {
+		"text": sprintf("an admin adds a range that %s satisfies to %s in data.tollgate.config.packs.version (the ConfigMaps labelled tollgate.dev/policy=data hold it):", [_target_version, _allowed_key]),
+		"command": _config_command,
+	}
 }
 
-_not_allowed_reasons contains reason if {
+_not_allowed_reasons contains {"reason": sprintf("it %s", [fact]), "fact": fact, "remedy": remedy} if {
 	some constraint in _denied
 	_satisfies(_target_version, constraint)
-	reason := sprintf("it matches the denied range %q", [constraint])
+	fact := sprintf("matches the denied range %q", [constraint])
+	remedy := {
+		"text": sprintf("an admin removes the denied range %q from %s in data.tollgate.config.packs.version (the ConfigMaps labelled tollgate.dev/policy=data hold it):", [constraint, _denied_keys(constraint)]),
+		"command": _config_command,
+	}
 }
+
+# _allowed_key is where the allowed ranges in force are set.
+_allowed_key := sprintf("packages.%s.allowed", [_package]) if {
+	object.get(_package_config, "allowed", null) != null
+} else := "allowed"
+
+# _denied_keys are where a denied range is set (globally, for the package, or both).
+_denied_keys(constraint) := concat(" and ", [key |
+	some key, ranges in {"denied": object.get(_config, "denied", []), sprintf("packages.%s.denied", [_package]): object.get(_package_config, "denied", [])}
+	constraint in ranges
+])
 
 _any_satisfied(v, constraints) if {
 	some constraint in constraints

@@ -36,11 +36,35 @@ _allows(inp, cfg) if count(version.deny) == 0 with input as inp with data.tollga
 
 # --- major and minor jumps -----------------------------------------------------------------------
 
+_config_command := "kubectl get configmaps -A -l tollgate.dev/policy=data -o yaml"
+
+# _said are the [code, message] of denials.
+_said(denials) := {[d.code, d.message] | some d in denials}
+
+# _one is the only denial for inp and cfg.
+_one(inp, cfg) := d if {
+	[d] := [x | some x in version.deny] with input as inp with data.tollgate.config.packs.version as cfg
+}
+
 test_a_major_jump_is_held_by_default if {
 	version.deny == {{
 		"code": "MajorVersionUpgrade",
+		"title": "The upgrade crosses a major version",
 		"message": "the upgrade of etcd from 0.9.4 to 1.0.0 crosses a major version; it waits for an admin (override MajorVersionUpgrade on the UpgradeGate) or holdMajor: false",
+		"facts": [
+			"the upgrade of etcd goes from 0.9.4 (etcdoperator.v0.9.4) to 1.0.0 (etcdoperator.v1.0.0): major version 0 to 1",
+			"holdMajor is true for package etcd (the default)",
+		],
+		"lift": [{
+			"text": "an admin sets holdMajor: false for package etcd (packages.etcd.holdMajor in data.tollgate.config.packs.version; the ConfigMaps labelled tollgate.dev/policy=data hold it), which releases all its major upgrades:",
+			"command": _config_command,
+		}],
 	}} with input as _input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0")
+}
+
+test_the_hold_fact_names_where_the_hold_is_set if {
+	_one(_input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0"), {"holdMajor": true}).facts[1] == "holdMajor is true for package etcd (holdMajor in data.tollgate.config.packs.version)"
+	_one(_input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0"), {"holdMajor": false, "packages": {"etcd": {"holdMajor": true}}}).facts[1] == "holdMajor is true for package etcd (packages.etcd.holdMajor in data.tollgate.config.packs.version)"
 }
 
 test_a_minor_jump_passes_by_default if {
@@ -50,11 +74,17 @@ test_a_minor_jump_passes_by_default if {
 test_a_patch_passes_when_minor_jumps_are_held if _allows(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5"), {"holdMinor": true})
 
 test_a_minor_jump_is_held_when_configured if {
-	version.deny == {{
-		"code": "MinorVersionUpgrade",
-		"message": "the upgrade of etcd from 0.9.4 to 0.10.0 crosses a minor version; it waits for an admin (override MinorVersionUpgrade on the UpgradeGate) or holdMinor: false",
-	}} with input as _input("etcdoperator.v0.9.4", "etcdoperator.v0.10.0")
-		with data.tollgate.config.packs.version as {"holdMinor": true}
+	d := _one(_input("etcdoperator.v0.9.4", "etcdoperator.v0.10.0"), {"holdMinor": true})
+	d.code == "MinorVersionUpgrade"
+	d.message == "the upgrade of etcd from 0.9.4 to 0.10.0 crosses a minor version; it waits for an admin (override MinorVersionUpgrade on the UpgradeGate) or holdMinor: false"
+	d.facts == [
+		"the upgrade of etcd goes from 0.9.4 (etcdoperator.v0.9.4) to 0.10.0 (etcdoperator.v0.10.0): minor version 0.9 to 0.10",
+		"holdMinor is true for package etcd (holdMinor in data.tollgate.config.packs.version)",
+	]
+	d.lift == [{
+		"text": "an admin sets holdMinor: false for package etcd (packages.etcd.holdMinor in data.tollgate.config.packs.version; the ConfigMaps labelled tollgate.dev/policy=data hold it), which releases all its minor upgrades:",
+		"command": _config_command,
+	}]
 }
 
 test_a_major_jump_is_not_also_a_minor_jump if {
@@ -92,10 +122,7 @@ test_the_package_manifest_gives_the_version if {
 		{"name": "beta", "currentCSV": "other", "currentCSVDesc": {"version": "5.0.0"}},
 		{"name": "alpha", "currentCSV": "etcd-latest", "currentCSVDesc": {"version": "1.2.0"}},
 	]}}})
-	version.deny == {{
-		"code": "MajorVersionUpgrade",
-		"message": "the upgrade of etcd from 0.9.4 to 1.2.0 crosses a major version; it waits for an admin (override MajorVersionUpgrade on the UpgradeGate) or holdMajor: false",
-	}} with input as inp
+	_said(version.deny) == {["MajorVersionUpgrade", "the upgrade of etcd from 0.9.4 to 1.2.0 crosses a major version; it waits for an admin (override MajorVersionUpgrade on the UpgradeGate) or holdMajor: false"]} with input as inp
 }
 
 test_name_suffixes_without_v_and_with_prerelease_parse if {
@@ -104,10 +131,20 @@ test_name_suffixes_without_v_and_with_prerelease_parse if {
 }
 
 test_an_unknown_target_version_is_held if {
-	version.deny == {{
-		"code": "VersionUnknown",
-		"message": "cannot tell the version of the target CSV etcd-latest (no spec.version, no PackageManifest entry, no semantic version at the end of its name), so the version policy cannot clear it",
-	}} with input as _input("etcdoperator.v0.9.4", "etcd-latest")
+	d := _one(_input("etcdoperator.v0.9.4", "etcd-latest"), {})
+	d.code == "VersionUnknown"
+	d.message == "cannot tell the version of the target CSV etcd-latest (no spec.version, no PackageManifest entry, no semantic version at the end of its name), so the version policy cannot clear it"
+	d.facts == ["no version is known for the target CSV etcd-latest: it has no spec.version, no PackageManifest channel entry with a version, and no semantic version at the end of its name"]
+	d.lift == [{"text": "the source catalog's PackageManifest lists etcd-latest with currentCSVDesc.version"}]
+}
+
+test_an_unknown_installed_version_is_lifted_by_releasing_the_holds if {
+	d := _one(_input("etcd-old", "etcdoperator.v1.0.0"), {})
+	d.facts == ["no version is known for the installed CSV etcd-old: it has no spec.version, no PackageManifest channel entry with a version, and no semantic version at the end of its name"]
+	d.lift == [{
+		"text": "an admin sets holdMajor: false and holdMinor: false for package etcd (data.tollgate.config.packs.version; the ConfigMaps labelled tollgate.dev/policy=data hold it), so that the installed version does not matter:",
+		"command": _config_command,
+	}]
 }
 
 test_an_unknown_installed_version_is_held_while_jumps_are_held if {
@@ -125,9 +162,20 @@ test_an_unknown_installed_version_does_not_matter_when_no_jump_is_held if {
 test_a_version_outside_the_allowed_ranges_is_not_allowed if {
 	version.deny == {{
 		"code": "VersionNotAllowed",
+		"title": "The version the Subscription would move to is not allowed",
 		"message": `etcdoperator.v0.9.5 0.9.5 is not allowed for package etcd: it satisfies none of the allowed ranges "~0.8.0", ">=1.0.0 <2.0.0"`,
+		"facts": [`etcdoperator.v0.9.5 brings version 0.9.5 of package etcd, and satisfies none of the allowed ranges "~0.8.0", ">=1.0.0 <2.0.0"`],
+		"lift": [{
+			"text": "an admin adds a range that 0.9.5 satisfies to allowed in data.tollgate.config.packs.version (the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+			"command": _config_command,
+		}],
 	}} with input as _input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5")
 		with data.tollgate.config.packs.version as {"allowed": ["~0.8.0", ">=1.0.0 <2.0.0"]}
+}
+
+test_a_package_allowed_list_is_named_where_it_is_set if {
+	d := _one(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5"), {"packages": {"etcd": {"allowed": ["^1.0.0"]}}})
+	startswith(d.lift[0].text, "an admin adds a range that 0.9.5 satisfies to packages.etcd.allowed in")
 }
 
 test_a_version_inside_an_allowed_range_is_allowed if {
@@ -135,11 +183,19 @@ test_a_version_inside_an_allowed_range_is_allowed if {
 }
 
 test_a_denied_version_is_not_allowed if {
-	version.deny == {{
-		"code": "VersionNotAllowed",
-		"message": `etcdoperator.v0.9.5 0.9.5 is not allowed for package etcd: it matches the denied range "0.9.5"`,
-	}} with input as _input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5")
-		with data.tollgate.config.packs.version as {"denied": ["0.9.5"]}
+	d := _one(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5"), {"denied": ["0.9.5"]})
+	d.code == "VersionNotAllowed"
+	d.message == `etcdoperator.v0.9.5 0.9.5 is not allowed for package etcd: it matches the denied range "0.9.5"`
+	d.facts == [`etcdoperator.v0.9.5 brings version 0.9.5 of package etcd, and matches the denied range "0.9.5"`]
+	d.lift == [{
+		"text": `an admin removes the denied range "0.9.5" from denied in data.tollgate.config.packs.version (the ConfigMaps labelled tollgate.dev/policy=data hold it):`,
+		"command": _config_command,
+	}]
+}
+
+test_a_denied_range_set_twice_is_named_in_both_places if {
+	d := _one(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5"), {"denied": ["0.9.5"], "packages": {"etcd": {"denied": ["0.9.5"]}}})
+	startswith(d.lift[0].text, `an admin removes the denied range "0.9.5" from denied and packages.etcd.denied in`)
 }
 
 test_package_ranges_replace_allowed_and_add_to_denied if {
@@ -200,6 +256,15 @@ _config_error(cfg, fragment) if {
 	d.code == "VersionConfigInvalid"
 	contains(d.message, fragment)
 	_codes(version.deny) == {"VersionConfigInvalid"} with input as _input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0") with data.tollgate.config.packs.version as cfg
+}
+
+test_a_config_error_is_the_fact_and_fixing_it_the_remedy if {
+	d := _one(_input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0"), {"holdMajor": "yes"})
+	d.facts == ["data.tollgate.config.packs.version: holdMajor is not a boolean"]
+	d.lift == [{
+		"text": "an admin fixes data.tollgate.config.packs.version as the fact says (the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+		"command": _config_command,
+	}]
 }
 
 test_config_not_an_object if _config_error("strict", "the configuration is not an object")

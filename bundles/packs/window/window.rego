@@ -17,8 +17,32 @@ deny contains denial if {
 	count(_windows) > 0
 	count(_config_errors) == 0
 	not _open
-	denial := _denial(rego.metadata.rule(), _outside_message)
+	denial := _denial(
+		rego.metadata.rule(),
+		_outside_message,
+		[sprintf("none of the maintenance windows of this Subscription is open at %s (input.now): %s", [input.now, concat("; ", sort([_describe(w) | some w in _windows]))])],
+		array.concat(
+			[
+				{"text": sprintf("wait until the next window opens: %s, in %s", [_next_opening[1], _duration(_next_opening[0] - _now_ns)])},
+				{"text": "or an admin adds or widens a window in data.tollgate.config.packs.window.windows (the ConfigMaps labelled tollgate.dev/policy=data hold it):", "command": _config_command},
+			],
+			[r | not _installed_name; r := _first_install_remedy],
+		),
+	)
 }
+
+# A first install is held only because firstInstall is true.
+_first_install_remedy := {
+	"text": "or an admin sets firstInstall: false in data.tollgate.config.packs.window, so that windows hold upgrades only:",
+	"command": _config_command,
+}
+
+# _describe is a window for a person: "Sat, Sun 02:00-06:00 Europe/Berlin".
+_describe(w) := sprintf("%s %s-%s %s", [_describe_days(w.days), w.startText, w.endText, w.zone])
+
+_describe_days(days) := "every day" if {
+	count(days) == 7
+} else := concat(", ", [_day_names[d] | some d in ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]; d in days])
 
 # METADATA
 # title: The maintenance window configuration cannot be understood
@@ -26,10 +50,25 @@ deny contains denial if {
 #   code: WindowConfigInvalid
 deny contains denial if {
 	some msg in _config_errors
-	denial := _denial(rego.metadata.rule(), sprintf("maintenance windows (data.tollgate.config.packs.window): %s; upgrades are held until it is fixed", [msg]))
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("maintenance windows (data.tollgate.config.packs.window): %s; upgrades are held until it is fixed", [msg]),
+		[sprintf("data.tollgate.config.packs.window: %s", [msg])],
+		[{"text": "an admin fixes data.tollgate.config.packs.window as the fact says (the ConfigMaps labelled tollgate.dev/policy=data hold it):", "command": _config_command}],
+	)
 }
 
-_denial(meta, message) := {"code": meta.custom.code, "message": message}
+# _denial is the shape tollgate.main collects (as lib.explained builds it in the embedded
+# policies, which a pack does not import): the code and title from the rule's annotations, the
+# message, the facts it rests on and the ways to lift it. tollgate.main appends the UpgradeGate
+# override as the last way.
+_denial(meta, message, facts, lift) := object.union(
+	{"code": meta.custom.code, "message": message, "facts": facts, "lift": lift},
+	{"title": t | t := meta.title},
+)
+
+# _config_command lists where admin data comes from.
+_config_command := "kubectl get configmaps -A -l tollgate.dev/policy=data -o yaml"
 
 # --- configuration ---------------------------------------------------------------------------
 
@@ -168,8 +207,9 @@ _in_list_or_absent(w, field, _) if count(object.get(w, field, [])) == 0
 
 _in_list_or_absent(w, field, value) if value in object.get(w, field, [])
 
-# The windows that hold this Subscription, as {start, end, days (short names), zone}.
-_windows contains {"start": _minutes(w.start), "end": _minutes(w.end), "startText": w.start, "days": _days(w), "zone": _zone(w)} if {
+# The windows that hold this Subscription, as {start, end (minutes), startText, endText, days
+# (short names), zone}.
+_windows contains {"start": _minutes(w.start), "end": _minutes(w.end), "startText": w.start, "endText": w.end, "days": _days(w), "zone": _zone(w)} if {
 	some w in _raw_windows
 	_selects(w)
 }

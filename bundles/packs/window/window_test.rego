@@ -42,12 +42,44 @@ test_upgrade_inside_a_window_is_allowed if {
 	count(window.deny) == 0 with input as _upgrade(_saturday_3am_berlin) with data.tollgate.config.packs.window as _weekend
 }
 
+_config_command := "kubectl get configmaps -A -l tollgate.dev/policy=data -o yaml"
+
+_add_window := {
+	"text": "or an admin adds or widens a window in data.tollgate.config.packs.window.windows (the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+	"command": _config_command,
+}
+
 test_upgrade_outside_every_window_is_held_and_the_next_opening_named if {
 	window.deny == {{
 		"code": "OutsideMaintenanceWindow",
+		"title": "An upgrade is pending while no maintenance window is open",
 		"message": "the upgrade to etcd.v0.9.4 waits for a maintenance window: none is open at 2024-06-05T12:00:00Z; the next opens Sat 2024-06-08 02:00 Europe/Berlin, in 2d12h00m",
+		"facts": ["none of the maintenance windows of this Subscription is open at 2024-06-05T12:00:00Z (input.now): Sat, Sun 02:00-06:00 Europe/Berlin"],
+		"lift": [
+			{"text": "wait until the next window opens: Sat 2024-06-08 02:00 Europe/Berlin, in 2d12h00m"},
+			_add_window,
+		],
 	}} with input as _upgrade(_wednesday_noon)
 		with data.tollgate.config.packs.window as _weekend
+}
+
+test_the_fact_lists_every_window_of_the_subscription if {
+	cfg := {"windows": [
+		{"days": ["sunday", "Mon"], "start": "02:00", "end": "04:00"},
+		{"start": "22:00", "end": "23:00", "timeZone": "Europe/Berlin"},
+		{"days": ["Tue"], "start": "01:00", "end": "02:00", "namespaces": ["prod"]},
+	]}
+	some d in window.deny with input as _upgrade(_wednesday_noon) with data.tollgate.config.packs.window as cfg
+	d.facts == ["none of the maintenance windows of this Subscription is open at 2024-06-05T12:00:00Z (input.now): Mon, Sun 02:00-04:00 UTC; every day 22:00-23:00 Europe/Berlin"]
+}
+
+test_a_held_first_install_can_also_be_let_through_by_first_install_false if {
+	some d in window.deny with input as _input(_wednesday_noon, "", "etcd.v0.9.4", [_plan])
+		with data.tollgate.config.packs.window as object.union(_weekend, {"firstInstall": true})
+	d.lift[2] == {
+		"text": "or an admin sets firstInstall: false in data.tollgate.config.packs.window, so that windows hold upgrades only:",
+		"command": _config_command,
+	}
 }
 
 test_the_end_of_a_window_is_outside_it if {
@@ -152,6 +184,15 @@ _config_error(cfg, now, fragment) if {
 	d.code == "WindowConfigInvalid"
 	contains(d.message, fragment)
 	not "OutsideMaintenanceWindow" in _codes(window.deny) with input as _upgrade(now) with data.tollgate.config.packs.window as cfg
+}
+
+test_a_config_error_is_the_fact_and_fixing_it_the_remedy if {
+	some d in window.deny with input as _upgrade(_wednesday_noon) with data.tollgate.config.packs.window as {"windows": "weekends"}
+	d.facts == ["data.tollgate.config.packs.window: windows is not a list"]
+	d.lift == [{
+		"text": "an admin fixes data.tollgate.config.packs.window as the fact says (the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+		"command": _config_command,
+	}]
 }
 
 test_config_not_an_object if _config_error([], _wednesday_noon, "the configuration is not an object")
