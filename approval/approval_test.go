@@ -1,4 +1,4 @@
-package approval
+package approval_test
 
 import (
 	"context"
@@ -8,110 +8,162 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/controllers/gather"
+	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/snapshot"
 )
 
-func plan(approval v1alpha1.Approval, approved bool, phase v1alpha1.InstallPlanPhase, csvs ...string) *v1alpha1.InstallPlan {
-	return &v1alpha1.InstallPlan{
+const ns = "operators"
+
+// verdicts is a stand-in for the policies: each Subscription's result, by name, and the
+// installPlanPeers each evaluation saw.
+type verdicts struct {
+	results map[string]engine.Decision
+	peers   map[string][]any
+}
+
+func (v *verdicts) Evaluate(_ context.Context, input map[string]any) *engine.Result {
+	name := input["subscription"].(map[string]any)["metadata"].(map[string]any)["name"].(string)
+	if peers, _ := input["installPlanPeers"].([]any); len(peers) > 0 {
+		v.peers[name] = peers
+	}
+	return &engine.Result{Decision: v.results[name]}
+}
+
+func allowed() engine.Decision { return engine.Decision{Allowed: true} }
+
+func deniedBy(code string) engine.Decision {
+	return engine.Decision{Denials: []engine.Denial{{Denial: tollgatev1alpha1.Denial{Code: code}}}}
+}
+
+func subscription(name, csv string, approval v1alpha1.Approval) *v1alpha1.Subscription {
+	return &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:   &v1alpha1.SubscriptionSpec{InstallPlanApproval: approval},
+		Status: v1alpha1.SubscriptionStatus{CurrentCSV: csv}}
+}
+
+func gate(name string, mode tollgatev1alpha1.Mode, storedAllowed bool) *tollgatev1alpha1.UpgradeGate {
+	now := metav1.Now()
+	return &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:   tollgatev1alpha1.UpgradeGateSpec{Mode: mode},
+		Status: tollgatev1alpha1.UpgradeGateStatus{Decision: tollgatev1alpha1.Decision{Allowed: storedAllowed, EvaluatedAt: &now}}}
+}
+
+func plan(name string, approval v1alpha1.Approval, approved bool, phase v1alpha1.InstallPlanPhase, csvs ...string) *v1alpha1.InstallPlan {
+	return &v1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec:   v1alpha1.InstallPlanSpec{Approval: approval, Approved: approved, ClusterServiceVersionNames: csvs},
-		Status: &v1alpha1.InstallPlanStatus{Phase: phase},
+		Status: &v1alpha1.InstallPlanStatus{Phase: phase}}
+}
+
+func world(t *testing.T, objs ...client.Object) *snapshot.Snapshot {
+	t.Helper()
+	snap := snapshot.New()
+	for _, o := range objs {
+		require.NoError(t, snap.Add(o))
+	}
+	return snap
+}
+
+const (
+	manual    = v1alpha1.ApprovalManual
+	automatic = v1alpha1.ApprovalAutomatic
+	waiting   = v1alpha1.InstallPlanPhaseRequiresApproval
+	enforce   = tollgatev1alpha1.ModeEnforce
+)
+
+func TestAPlanMustBeTollgatesToApprove(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		plan *v1alpha1.InstallPlan
+		why  string
+	}{
+		{"an automatic plan is OLM's", plan("p", automatic, false, waiting, "a.v2"), `"Automatic", not Manual`},
+		{"an approved plan is not approved again", plan("p", manual, true, waiting, "a.v2"), "already approved"},
+		{"a plan still planning waits", plan("p", manual, false, v1alpha1.InstallPlanPhasePlanning, "a.v2"), `"Planning", not RequiresApproval`},
+		{"a plan listing no CSV is not approved", plan("p", manual, false, waiting), "lists no ClusterServiceVersion"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &approval.Decider{Reader: world(t, subscription("a", "a.v2", manual), gate("a", enforce, true)),
+				Policies: &verdicts{results: map[string]engine.Decision{"a": allowed()}, peers: map[string][]any{}}}
+			v, err := d.Judge(context.Background(), tc.plan)
+			require.NoError(t, err)
+			assert.False(t, v.Approvable)
+			assert.Contains(t, v.Ineligible, tc.why)
+			assert.Contains(t, v.WhyNot(), tc.why)
+		})
 	}
 }
 
-func TestApprovable(t *testing.T) {
-	allowed := Verdict{Subscription: "ns/a", Allowed: true, Mode: tollgatev1alpha1.ModeEnforce, Approval: v1alpha1.ApprovalManual}
-	blocked := Verdict{Subscription: "ns/b", BlockedBy: "OperatorNotUpgradeable", Mode: tollgatev1alpha1.ModeEnforce, Approval: v1alpha1.ApprovalManual}
-	audit := allowed
-	audit.Mode = tollgatev1alpha1.ModeAudit
-	automatic := allowed
-	automatic.Approval = v1alpha1.ApprovalAutomatic
-	manual, required := v1alpha1.ApprovalManual, v1alpha1.InstallPlanPhaseRequiresApproval
-
+func TestEveryOperatorOfABundledPlanMustBeAllowed(t *testing.T) {
+	bundled := plan("install-both", manual, false, waiting, "a.v2", "b.v2")
 	for _, tc := range []struct {
 		name     string
-		plan     *v1alpha1.InstallPlan
-		verdicts map[string]Verdict
-		want     bool
-		why      string
+		b        engine.Decision
+		bGate    *tollgatev1alpha1.UpgradeGate
+		bSub     *v1alpha1.Subscription
+		approve  bool
+		blockers []approval.Blocker
 	}{
-		{"a manual plan awaiting approval whose only CSV is allowed is approved",
-			plan(manual, false, required, "a.v2"), map[string]Verdict{"a.v2": allowed}, true, ""},
-		{"an automatic plan is never touched",
-			plan(v1alpha1.ApprovalAutomatic, false, required, "a.v2"), map[string]Verdict{"a.v2": allowed}, false, "not Manual"},
-		{"an approved plan is not approved again",
-			plan(manual, true, required, "a.v2"), map[string]Verdict{"a.v2": allowed}, false, "already approved"},
-		{"a plan still planning is not approved",
-			plan(manual, false, v1alpha1.InstallPlanPhasePlanning, "a.v2"), map[string]Verdict{"a.v2": allowed}, false, `"Planning"`},
-		{"a plan without status is not approved",
-			&v1alpha1.InstallPlan{Spec: v1alpha1.InstallPlanSpec{Approval: manual, ClusterServiceVersionNames: []string{"a.v2"}}}, map[string]Verdict{"a.v2": allowed}, false, `phase is ""`},
-		{"a plan listing no CSV is not approved",
-			plan(manual, false, required), nil, false, "lists no"},
-		{"a bundled plan with one blocked operator is held",
-			plan(manual, false, required, "a.v2", "b.v2"), map[string]Verdict{"a.v2": allowed, "b.v2": blocked}, false, "b.v2 (ns/b: OperatorNotUpgradeable)"},
-		{"a bundled plan with every operator allowed is approved",
-			plan(manual, false, required, "a.v2", "b.v2"), map[string]Verdict{"a.v2": allowed, "b.v2": allowed}, true, ""},
-		{"a plan listing a CSV no gate knows is held",
-			plan(manual, false, required, "a.v2", "x.v1"), map[string]Verdict{"a.v2": allowed}, false, "x.v1 (no Subscription"},
-		{"an audit-mode gate never approves",
-			plan(manual, false, required, "a.v2"), map[string]Verdict{"a.v2": audit}, false, "Audit mode"},
-		{"a CSV of an automatic Subscription holds the plan",
-			plan(manual, false, required, "a.v2"), map[string]Verdict{"a.v2": automatic}, false, "approves automatically"},
+		{"both allowed: approved", allowed(), gate("b", enforce, true), subscription("b", "b.v2", manual), true, nil},
+		{"a peer whose policy says allowed: false without a denial holds the plan", engine.Decision{Allowed: false}, gate("b", enforce, true), subscription("b", "b.v2", manual), false,
+			[]approval.Blocker{{CSV: "b.v2", Subscription: ns + "/b", Reason: approval.BlockDenied, Codes: []string{}}}},
+		{"a peer blocked now holds the plan, whatever its gate last recorded", deniedBy("OperatorNotUpgradeable"), gate("b", enforce, true), subscription("b", "b.v2", manual), false,
+			[]approval.Blocker{{CSV: "b.v2", Subscription: ns + "/b", Reason: approval.BlockDenied, Codes: []string{"OperatorNotUpgradeable"}}}},
+		{"a peer in Audit mode holds the plan", allowed(), gate("b", tollgatev1alpha1.ModeAudit, true), subscription("b", "b.v2", manual), false,
+			[]approval.Blocker{{CSV: "b.v2", Subscription: ns + "/b", Reason: approval.BlockAudit}}},
+		{"a peer that approves automatically holds the plan", allowed(), gate("b", enforce, true), subscription("b", "b.v2", automatic), false,
+			[]approval.Blocker{{CSV: "b.v2", Subscription: ns + "/b", Reason: approval.BlockAutomatic}}},
+		{"a peer without a gate holds the plan", allowed(), nil, subscription("b", "b.v2", manual), false,
+			[]approval.Blocker{{CSV: "b.v2", Subscription: ns + "/b", Reason: approval.BlockNoGate}}},
+		{"a CSV no Subscription wants holds the plan", allowed(), gate("b", enforce, true), subscription("b", "b.v3", manual), false,
+			[]approval.Blocker{{CSV: "b.v2", Reason: approval.BlockNoSubscription}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := Approvable(tc.plan, tc.verdicts)
-			assert.Equal(t, tc.want, got)
-			if tc.why == "" {
-				assert.Empty(t, why)
-			} else {
-				assert.Contains(t, why, tc.why)
+			objs := []client.Object{subscription("a", "a.v2", manual), gate("a", enforce, true), tc.bSub, bundled}
+			if tc.bGate != nil {
+				objs = append(objs, tc.bGate)
 			}
+			policies := &verdicts{results: map[string]engine.Decision{"a": allowed(), "b": tc.b}, peers: map[string][]any{}}
+			d := &approval.Decider{Reader: world(t, objs...), Policies: policies}
+			dec, err := d.Decide(context.Background(), types.NamespacedName{Namespace: ns, Name: "a"})
+			require.NoError(t, err)
+			require.Len(t, dec.Plans, 1)
+			assert.Equal(t, tc.approve, dec.Plans[0].Approvable, dec.Plans[0].WhyNot())
+			assert.Equal(t, tc.blockers, nilIfEmpty(dec.Plans[0].Blockers))
+
+			judged, err := d.Judge(context.Background(), bundled)
+			require.NoError(t, err)
+			assert.Equal(t, dec.Plans[0], judged, "the plan's verdict does not depend on which Subscription asks")
 		})
 	}
 }
 
-func TestVerdictsJudgePeersNowRatherThanTrustTheirGates(t *testing.T) {
-	ctx := context.Background()
-	snap := gather.NewSnapshot()
-	peer := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd"},
-		Spec:   &v1alpha1.SubscriptionSpec{InstallPlanApproval: v1alpha1.ApprovalManual},
-		Status: v1alpha1.SubscriptionStatus{CurrentCSV: "etcd.v2"}}
-	now := metav1.Now()
-	staleGate := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd"},
-		Spec:   tollgatev1alpha1.UpgradeGateSpec{Mode: tollgatev1alpha1.ModeEnforce},
-		Status: tollgatev1alpha1.UpgradeGateStatus{Decision: tollgatev1alpha1.Decision{Allowed: true, EvaluatedAt: &now}}}
-	require.NoError(t, snap.Add(peer))
-	require.NoError(t, snap.Add(staleGate))
-	p := plan(v1alpha1.ApprovalManual, false, v1alpha1.InstallPlanPhaseRequiresApproval, "redis.v2", "etcd.v2")
-	p.Namespace = "ns"
-	own := map[string]Verdict{"redis.v2": {Subscription: "ns/redis", Allowed: true, Mode: tollgatev1alpha1.ModeEnforce, Approval: v1alpha1.ApprovalManual}}
-	judgeWith := func(codes ...string) Judge {
-		return func(context.Context, types.NamespacedName) (*engine.Result, error) {
-			res := &engine.Result{}
-			for _, c := range codes {
-				res.Decision.Denials = append(res.Decision.Denials, tollgatev1alpha1.Denial{Code: c})
-			}
-			return res, nil
-		}
-	}
+func TestAPeerIsSeenThroughItsOwnDecision(t *testing.T) {
+	policies := &verdicts{results: map[string]engine.Decision{"a": allowed(), "b": engine.Decision{Allowed: false}}, peers: map[string][]any{}}
+	d := &approval.Decider{Reader: world(t, subscription("a", "a.v2", manual), gate("a", enforce, true),
+		subscription("b", "b.v2", manual), gate("b", enforce, true), plan("install-both", manual, false, waiting, "a.v2", "b.v2")), Policies: policies}
+	dec, err := d.Decide(context.Background(), types.NamespacedName{Namespace: ns, Name: "a"})
+	require.NoError(t, err)
+	want := []any{map[string]any{"installPlan": "install-both", "csv": "b.v2", "subscription": map[string]any{"namespace": ns, "name": "b"}, "allowed": false, "codes": []any{}}}
+	assert.Equal(t, want, policies.peers["a"], "installPlanPeers carries the peer's own allowed, not only its codes")
+	require.Len(t, dec.Peers, 1)
+	assert.Equal(t, &types.NamespacedName{Namespace: ns, Name: "b"}, dec.Peers[0].Subscription)
+}
 
-	for _, tc := range []struct {
-		name    string
-		judge   Judge
-		approve bool
-	}{
-		{"without a judge the peer gate's recorded decision counts", nil, true},
-		{"a peer that is blocked now holds the plan, whatever its gate last said", judgeWith("OperatorNotUpgradeable"), false},
-		{"a peer held only by the plan itself does not hold it", judgeWith(tollgatev1alpha1.CodeInstallPlanIncludesBlockedOperator), true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			verdicts, err := Verdicts(ctx, snap, p, tollgatev1alpha1.ModeEnforce, own, tc.judge)
-			require.NoError(t, err)
-			ok, why := Approvable(p, verdicts)
-			assert.Equal(t, tc.approve, ok, why)
-		})
+func TestAGoneSubscriptionHasNoDecision(t *testing.T) {
+	d := &approval.Decider{Reader: world(t), Policies: &verdicts{}}
+	dec, err := d.Decide(context.Background(), types.NamespacedName{Namespace: ns, Name: "gone"})
+	require.NoError(t, err)
+	assert.Nil(t, dec)
+}
+
+func nilIfEmpty(b []approval.Blocker) []approval.Blocker {
+	if len(b) == 0 {
+		return nil
 	}
+	return b
 }

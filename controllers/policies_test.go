@@ -16,6 +16,7 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/policysource"
 )
 
 // firstInstall is an input the embedded policies allow: a first install from a READY catalog.
@@ -47,7 +48,7 @@ func TestStartupWaitsForTheAdminPolicyAndFailsClosedWhenItDoesNotCompile(t *test
 	scheme := runtime.NewScheme()
 	require.NoError(t, corev1.AddToScheme(scheme))
 	broken := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "tollgate-system", Labels: map[string]string{PolicyLabel: policyKindRego}},
+		ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: "tollgate-system", Labels: map[string]string{policysource.Label: policysource.KindRego}},
 		Data:       map[string]string{"site.rego": "package tollgate.site\n\ndeny contains x if {"},
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(broken).Build()
@@ -82,7 +83,7 @@ func TestStartupWaitsForTheAdminPolicyAndFailsClosedWhenItDoesNotCompile(t *test
 	assert.True(t, pol.Evaluate(ctx, firstInstall()).Decision.Allowed, "a later failure keeps the last good set")
 	got := &corev1.ConfigMap{}
 	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(broken), got))
-	assert.Contains(t, got.Annotations[PolicyStatusAnnotation], `"status":"error"`)
+	assert.Contains(t, got.Annotations[policysource.StatusAnnotation], `"status":"error"`)
 }
 
 func TestWithoutPolicyConfigMapsTheFirstLoadServesTheEmbeddedPolicies(t *testing.T) {

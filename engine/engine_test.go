@@ -178,11 +178,11 @@ func TestEvaluateDecides(t *testing.T) {
 	}, {
 		scenario: "a denial's code comes from METADATA and its source names file, row and title",
 		input:    map[string]any{"name": "etcd", "upgradeable": false},
-		want: engine.Decision{Denials: []tollgatev1alpha1.Denial{{
+		want: engine.Decision{Denials: []engine.Denial{{Denial: tollgatev1alpha1.Denial{
 			Code:    "OperatorNotUpgradeable",
 			Message: "etcd is migrating",
 			Source:  fmt.Sprintf("upgrade/upgrade.rego:%d (deny: The operator says it must not be upgraded now)", row),
-		}}},
+		}}}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
@@ -191,7 +191,7 @@ func TestEvaluateDecides(t *testing.T) {
 			assert.Empty(t, cmp.Diff(tt.want, r.Decision))
 			assert.Equal(t, e.Revision(), r.Revision)
 			assert.Equal(t, "AtLatestKnown", r.State)
-			require.NotNil(t, r.Condition("Available"))
+			require.NotNil(t, conditionOf(r, "Available"))
 		})
 	}
 }
@@ -454,11 +454,15 @@ func TestExplain(t *testing.T) {
 	e := newEngine(t, engine.Options{})
 	ex, err := e.Explain(context.Background(), map[string]any{"name": "etcd", "upgradeable": false})
 	require.NoError(t, err)
+	row := rowOf(t, testUpgrade, "deny contains d if")
 	want := []engine.ExplainedDenial{{
-		Code:        "OperatorNotUpgradeable",
-		Message:     "etcd is migrating",
+		Denial: engine.Denial{Denial: tollgatev1alpha1.Denial{
+			Code:    "OperatorNotUpgradeable",
+			Message: "etcd is migrating",
+			Source:  fmt.Sprintf("upgrade/upgrade.rego:%d (deny: The operator says it must not be upgraded now)", row),
+		}},
 		File:        "upgrade/upgrade.rego",
-		Row:         rowOf(t, testUpgrade, "deny contains d if"),
+		Row:         row,
 		Rule:        "deny",
 		Title:       "The operator says it must not be upgraded now",
 		Description: "Mirrors OperatorCondition Upgradeable=False.",

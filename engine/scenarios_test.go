@@ -110,7 +110,7 @@ func run(t *testing.T, tests []scenario) {
 			// Always: the ten Subscription types plus UpgradeBlocked, and the three health types.
 			assert.Len(t, r.Conditions, 11)
 			assert.Len(t, r.Health, 3)
-			blocked := r.Condition(tollgatev1alpha1.ConditionUpgradeBlocked)
+			blocked := conditionOf(r, tollgatev1alpha1.ConditionUpgradeBlocked)
 			require.NotNil(t, blocked)
 			if blocked.Status == metav1.ConditionTrue {
 				assert.Equal(t, r.Decision.BlockedBy(), blocked.Reason)
@@ -179,8 +179,8 @@ func TestScenariosHealthAggregation(t *testing.T) {
 		health:  map[string]string{"Available": "True", "Progressing": "False", "Degraded": "True/HealFailed"},
 		denials: []string{"OperatorDegraded"},
 		check: func(t *testing.T, r *engine.Result) {
-			assert.Contains(t, r.Condition("Degraded").Message, "EtcdCluster operators/side")
-			assert.Contains(t, r.Condition(tollgatev1alpha1.ConditionUpgradeBlocked).Message, "OperatorDegraded")
+			assert.Contains(t, conditionOf(r, "Degraded").Message, "EtcdCluster operators/side")
+			assert.Contains(t, conditionOf(r, tollgatev1alpha1.ConditionUpgradeBlocked).Message, "OperatorDegraded")
 		},
 	}, {
 		name: "an operand without conditions counts as Available=False, Progressing and Degraded Unknown, reason InstallInvalid",
@@ -400,7 +400,7 @@ func TestScenariosSubscriptionConditions(t *testing.T) {
 		},
 		conditions: map[string]string{"ResolutionFailed": "True/ConstraintsNotSatisfiable"},
 		check: func(t *testing.T, r *engine.Result) {
-			assert.Equal(t, "no operators found in channel beta", r.Condition("ResolutionFailed").Message)
+			assert.Equal(t, "no operators found in channel beta", conditionOf(r, "ResolutionFailed").Message)
 		},
 	}, {
 		name: "ResolutionFailed=Unknown is mirrored from OLM",
@@ -421,7 +421,7 @@ func TestScenariosSubscriptionConditions(t *testing.T) {
 		},
 		conditions: map[string]string{"CatalogSourcesUnhealthy": "True/CatalogSourcesUnhealthy", "CatalogSourceInvalid": "False"},
 		check: func(t *testing.T, r *engine.Result) {
-			assert.Contains(t, r.Condition("CatalogSourcesUnhealthy").Message, "olm/community")
+			assert.Contains(t, conditionOf(r, "CatalogSourcesUnhealthy").Message, "olm/community")
 			assert.Len(t, r.CatalogStatus, 2)
 		},
 	}, {
@@ -457,8 +457,8 @@ func TestScenariosSubscriptionConditions(t *testing.T) {
 		conditions: map[string]string{"CatalogSourceInvalid": "True/CatalogSourceSpecInvalid"},
 		denials:    []string{"CatalogSourceInvalid"},
 		check: func(t *testing.T, r *engine.Result) {
-			assert.Contains(t, r.Condition("CatalogSourceInvalid").Message, "spec.catalogImageSource")
-			assert.Contains(t, r.Condition("CatalogSourceInvalid").Message, "spec.configMapSource")
+			assert.Contains(t, conditionOf(r, "CatalogSourceInvalid").Message, "spec.catalogImageSource")
+			assert.Contains(t, conditionOf(r, "CatalogSourceInvalid").Message, "spec.configMapSource")
 			require.Len(t, r.CatalogValidation, 1)
 			assert.False(t, r.CatalogValidation[0].Valid)
 			assert.Equal(t, "spec", r.CatalogValidation[0].Violations[0].Field)
@@ -486,7 +486,7 @@ func TestScenariosSubscriptionConditions(t *testing.T) {
 		mutate:     func(w *world) { w.sub.Spec.Channel = "beta" },
 		conditions: map[string]string{"PackageChannelInvalid": "True/ChannelNotFound"},
 		check: func(t *testing.T, r *engine.Result) {
-			assert.Contains(t, r.Condition("PackageChannelInvalid").Message, "stable")
+			assert.Contains(t, conditionOf(r, "PackageChannelInvalid").Message, "stable")
 		},
 	}, {
 		name:       "PackageChannelInvalid=Unknown when the PackageManifest is not known",
@@ -528,7 +528,7 @@ func TestScenariosSubscriptionConditions(t *testing.T) {
 		},
 		conditions: map[string]string{"InstallPlanAwaitingManualApproval": "False/AutomaticApproval"},
 		check: func(t *testing.T, r *engine.Result) {
-			assert.Contains(t, r.Condition("InstallPlanAwaitingManualApproval").Message, "Manual")
+			assert.Contains(t, conditionOf(r, "InstallPlanAwaitingManualApproval").Message, "Manual")
 		},
 	}, {
 		name: "Automatic approval cannot be held: a standing denial is reported, not enforced",
@@ -560,7 +560,7 @@ func TestScenariosSubscriptionConditions(t *testing.T) {
 		state:      "UpgradeAvailable",
 		upToDate:   ptr(false),
 		check: func(t *testing.T, r *engine.Result) {
-			assert.Contains(t, r.Condition("InstalledCSVReplacementAvailable").Message, "etcd.v3")
+			assert.Contains(t, conditionOf(r, "InstalledCSVReplacementAvailable").Message, "etcd.v3")
 		},
 	}, {
 		name:     "not AtLatestKnown while the installed CSV is still Pending (OLM says AtLatestKnown too early)",
@@ -583,47 +583,37 @@ func TestScenariosSubscriptionConditions(t *testing.T) {
 		},
 		conditions: map[string]string{"InstalledCSVFailed": "True/InstallCheckFailed", "InstalledCSVMissing": "False"},
 		check: func(t *testing.T, r *engine.Result) {
-			assert.Contains(t, r.Condition("InstalledCSVFailed").Message, "install timeout")
+			assert.Contains(t, conditionOf(r, "InstalledCSVFailed").Message, "install timeout")
 		},
 	}})
 }
 
 // OLM puts a namespace's pending installs into one plan: approving it installs them all.
 func TestScenariosBundledInstallPlans(t *testing.T) {
-	peer := func(evaluated bool, codes ...string) func(w *world) {
+	// peer adds a Subscription for prometheus.v2 to the plan; upgradeable says what its own
+	// operator reports.
+	peer := func(upgradeable metav1.ConditionStatus) func(w *world) {
 		return func(w *world) {
 			w.plan.Spec.ClusterServiceVersionNames = []string{"etcd.v2", "prometheus.v2"}
 			sub := upgradeWaiting().sub
 			sub.Name, sub.Spec.Package = "prometheus", "prometheus"
 			sub.Status.InstalledCSV, sub.Status.CurrentCSV = "prometheus.v1", "prometheus.v2"
-			g := &tollgatev1alpha1.UpgradeGate{ObjectMeta: objMeta(ns, "prometheus")}
-			if evaluated {
-				g.Status.Decision.EvaluatedAt = &earlier
-			}
-			for _, c := range codes {
-				g.Status.Decision.Denials = append(g.Status.Decision.Denials, tollgatev1alpha1.Denial{Code: c, Message: c})
-			}
-			w.extra = append(w.extra, sub, g)
+			oc := operatorCondition("prometheus.v1", metav1.Condition{Type: "Upgradeable", Status: upgradeable, Reason: "Migrating", Message: "m", ObservedGeneration: 1, LastTransitionTime: earlier})
+			w.extra = append(w.extra, sub, csv("prometheus.v1", v1alpha1.CSVPhaseSucceeded), csv("prometheus.v2", v1alpha1.CSVPhasePending), oc,
+				&tollgatev1alpha1.UpgradeGate{ObjectMeta: objMeta(ns, "prometheus")})
 		}
 	}
 	run(t, []scenario{{
-		name:    "a bundled operator not yet evaluated blocks",
-		mutate:  peer(false),
-		denials: []string{"InstallPlanIncludesBlockedOperator"},
-	}, {
-		name:    "a bundled operator with a standing denial blocks",
-		mutate:  peer(true, "OperatorNotUpgradeable"),
+		name:    "a bundled operator whose own decision holds it blocks",
+		mutate:  peer(metav1.ConditionFalse),
 		denials: []string{"InstallPlanIncludesBlockedOperator"},
 		check: func(t *testing.T, r *engine.Result) {
 			assert.Contains(t, r.Decision.Denials[0].Message, "OperatorNotUpgradeable")
 			assert.Contains(t, r.Decision.Denials[0].Message, "prometheus.v2")
 		},
 	}, {
-		name:   "a bundled operator allowed by its own gate does not block",
-		mutate: peer(true),
-	}, {
-		name:   "a bundled operator held only by this plan does not hold it back in turn",
-		mutate: peer(true, "InstallPlanIncludesBlockedOperator"),
+		name:   "a bundled operator allowed by its own decision does not block",
+		mutate: peer(metav1.ConditionTrue),
 	}, {
 		name: "a bundled CSV that no Subscription owns blocks",
 		mutate: func(w *world) {
@@ -640,7 +630,7 @@ func TestScenariosDecision(t *testing.T) {
 		mutate:     func(w *world) { w.gate.Spec.Mode = tollgatev1alpha1.ModeAudit },
 		conditions: map[string]string{"UpgradeBlocked": "False/UpgradeAllowed"},
 		check: func(t *testing.T, r *engine.Result) {
-			assert.Contains(t, r.Condition("UpgradeBlocked").Message, "never approves")
+			assert.Contains(t, conditionOf(r, "UpgradeBlocked").Message, "never approves")
 		},
 	}, {
 		name:    "an input document of another version is refused",
@@ -662,4 +652,16 @@ func TestScenariosDecision(t *testing.T) {
 			assert.Equal(t, "CatalogSourceUnhealthy", r.Decision.BlockedBy())
 		},
 	}})
+}
+
+// conditionOf is the condition of type t among r's conditions and health, or nil.
+func conditionOf(r *engine.Result, t string) *engine.Condition {
+	for _, list := range [][]engine.Condition{r.Conditions, r.Health} {
+		for i := range list {
+			if list[i].Type == t {
+				return &list[i]
+			}
+		}
+	}
+	return nil
 }

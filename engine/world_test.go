@@ -18,7 +18,8 @@ import (
 	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
 	packagesv1 "github.com/tollgate-dev/tollgate/apis/packages/v1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/controllers/gather"
+	"github.com/tollgate-dev/tollgate/approval"
+	"github.com/tollgate-dev/tollgate/snapshot"
 )
 
 // The scenario tests build a cluster state from typed objects, gather it exactly as the
@@ -241,16 +242,17 @@ func isNil(o client.Object) bool {
 	return false
 }
 
-// input gathers the world's document as the controller would.
+// input gathers the world's document as the controller would: the peers of a bundled plan
+// are decided by the embedded policies.
 func (w *world) input(t testing.TB) map[string]any {
 	t.Helper()
-	snap := gather.NewSnapshot()
+	snap := snapshot.New()
 	for _, o := range w.objects() {
 		require.NoError(t, snap.Add(o))
 	}
-	b := &gather.Builder{Reader: snap, Now: func() time.Time { return now }}
-	in, err := b.Build(context.Background(), types.NamespacedName{Namespace: ns, Name: "etcd"})
+	d := &approval.Decider{Reader: snap, Policies: embedded(t, nil), Now: func() time.Time { return now }}
+	dec, err := d.Decide(context.Background(), types.NamespacedName{Namespace: ns, Name: "etcd"})
 	require.NoError(t, err)
-	require.NotNil(t, in)
-	return in.Doc
+	require.NotNil(t, dec)
+	return dec.Doc
 }

@@ -24,7 +24,8 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/controllers/gather"
+	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/snapshot"
 )
 
 const ns = "operators"
@@ -148,7 +149,7 @@ func names(t *testing.T, list any) []string {
 }
 
 func TestBuildGathersTheDocument(t *testing.T) {
-	b := &gather.Builder{Reader: fakeReader(world()), Now: func() time.Time { return now }}
+	b := &input.Builder{Reader: fakeReader(world()), Now: func() time.Time { return now }}
 	in, err := b.Build(context.Background(), key)
 	require.NoError(t, err)
 	require.NotNil(t, in)
@@ -179,12 +180,7 @@ func TestBuildGathersTheDocument(t *testing.T) {
 	assert.Equal(t, "2024-05-01T12:00:00Z", doc["now"])
 	assert.Equal(t, map[string]any{"globalCatalogNamespace": "olm", "defaultMode": "Enforce"}, doc["config"])
 
-	wantPeers := []any{
-		map[string]any{"installPlan": "install-b", "csv": "orphan.v1", "subscription": nil, "evaluated": false, "blockingCodes": []any{}},
-		map[string]any{"installPlan": "install-b", "csv": "peer.v3", "subscription": map[string]any{"namespace": ns, "name": "peer"},
-			"evaluated": true, "blockingCodes": []any{"OperatorNotUpgradeable"}},
-	}
-	assert.Empty(t, cmp.Diff(wantPeers, doc["installPlanPeers"]))
+	assert.Equal(t, []any{}, doc["installPlanPeers"], "the peers' decisions are the approval package's to add")
 
 	assert.Equal(t, "etcd.v1", in.InstalledCSV.Name)
 	assert.Equal(t, "etcd", in.Gate.Name)
@@ -235,7 +231,7 @@ func TestBuildTurnsAbsenceIntoNull(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
-			in, err := (&gather.Builder{Reader: fakeReader(tt.objects)}).Build(context.Background(), key)
+			in, err := (&input.Builder{Reader: fakeReader(tt.objects)}).Build(context.Background(), key)
 			require.NoError(t, err)
 			tt.check(t, in.Doc)
 		})
@@ -243,7 +239,7 @@ func TestBuildTurnsAbsenceIntoNull(t *testing.T) {
 }
 
 func TestBuildWithoutSubscription(t *testing.T) {
-	in, err := (&gather.Builder{Reader: fakeReader(nil)}).Build(context.Background(), key)
+	in, err := (&input.Builder{Reader: fakeReader(nil)}).Build(context.Background(), key)
 	assert.NoError(t, err)
 	assert.Nil(t, in)
 }
@@ -256,8 +252,40 @@ func TestBuildWrapsReadErrors(t *testing.T) {
 		}
 		return c.Get(ctx, k, obj, opts...)
 	}})
-	in, err := (&gather.Builder{Reader: r}).Build(context.Background(), key)
+	in, err := (&input.Builder{Reader: r}).Build(context.Background(), key)
 	assert.Nil(t, in)
 	assert.ErrorIs(t, err, boom)
 	assert.ErrorContains(t, err, "get ClusterServiceVersion operators/etcd.v1")
+}
+
+// The CLI evaluates a snapshot, the controller its cache: both must see the same document.
+func TestSnapshotAndClusterBuildTheSameDocument(t *testing.T) {
+	objs := world()
+	s := snapshot.New()
+	for _, o := range objs {
+		require.NoError(t, s.Add(o.DeepCopyObject().(client.Object)))
+	}
+	clock := func() time.Time { return now }
+	fromCluster, err := (&input.Builder{Reader: fakeReader(objs), Now: clock}).Build(context.Background(), key)
+	require.NoError(t, err)
+	fromSnapshot, err := (&input.Builder{Reader: s, Now: clock}).Build(context.Background(), key)
+	require.NoError(t, err)
+
+	// The fake API server stamps resourceVersions; a snapshot keeps what it was given.
+	ignoreRV := cmp.FilterPath(func(p cmp.Path) bool {
+		return p.Last().String() == `["resourceVersion"]`
+	}, cmp.Ignore())
+	assert.Empty(t, cmp.Diff(fromCluster.Doc, fromSnapshot.Doc, ignoreRV))
+}
+
+func TestManagedFieldsAreDropped(t *testing.T) {
+	sub := subscription("etcd", "etcd.v1", "etcd.v2")
+	sub.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "olm"}}
+	s := snapshot.New()
+	require.NoError(t, s.Add(sub))
+	in, err := (&input.Builder{Reader: s}).Build(context.Background(), key)
+	require.NoError(t, err)
+	md := in.Doc["subscription"].(map[string]any)["metadata"].(map[string]any)
+	assert.NotContains(t, md, "managedFields")
+	assert.Equal(t, "etcd", md["name"])
 }

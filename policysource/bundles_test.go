@@ -22,13 +22,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/record"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/snapshot"
 )
 
 // demoModule is a small policy pack in package tollgate.packs.<name>.
@@ -305,7 +302,7 @@ func TestBundleServerETagPolling(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	url := ts.URL + "/bundles/srv.tar.gz?token=secret"
-	metric := policyErrors.WithLabelValues("bundle/" + ts.URL + "/bundles/srv.tar.gz")
+	metric := SourceErrors.WithLabelValues("bundle/" + ts.URL + "/bundles/srv.tar.gz")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -454,56 +451,38 @@ func TestBundlePacks(t *testing.T) {
 	}
 }
 
-// TestBundlePolicyReconciler checks compile-then-swap for bundles: a bundle that does not
-// compile keeps the last good set and is reported; the fix is swapped in.
-func TestBundlePolicyReconciler(t *testing.T) {
-	good := writeFiles(t, t.TempDir(), map[string]string{".manifest": demoManifest("tollgate/packs/rec"), "rec.rego": demoModule("rec", "v1")})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	src, err := LoadBundles(ctx, []string{good}, BundleOptions{PollInterval: time.Hour, Log: logr.Discard()})
-	require.NoError(t, err)
-
-	base := engine.Options{Policies: policies.FS}
-	start := base
-	start.Bundles = src.Bundles()
-	e0, err := engine.New(ctx, start)
-	require.NoError(t, err)
-	pol := NewPolicies(e0)
-	scheme := runtime.NewScheme()
-	require.NoError(t, corev1.AddToScheme(scheme))
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "tollgate-system", Labels: map[string]string{PolicyLabel: policyKindData}},
+// TestSetBlamesABundleThatDoesNotCompile checks compile-then-blame for bundles: a bundle that
+// does not compile is a problem of the bundles (""), not of the ConfigMaps read beside it, and
+// the fixed bundle compiles with them.
+func TestSetBlamesABundleThatDoesNotCompile(t *testing.T) {
+	dir := writeFiles(t, t.TempDir(), map[string]string{".manifest": demoManifest("tollgate/packs/rec"), "rec.rego": demoModule("rec", "v1")})
+	ctx := context.Background()
+	snap := snapshot.New()
+	require.NoError(t, snap.Add(&corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "tollgate-system", Labels: map[string]string{Label: KindData}},
 		Data:       map[string]string{"config.yaml": `disabledCodes: ["X"]`},
+	}))
+	read := func() *Set {
+		src, err := LoadBundles(ctx, []string{dir}, quiet())
+		require.NoError(t, err)
+		set, err := Read(ctx, snap, "tollgate-system", engine.Options{Bundles: src.Bundles()})
+		require.NoError(t, err)
+		return set
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cm).Build()
-	r := &PolicyReconciler{Client: c, Recorder: record.NewFakeRecorder(100), Namespace: "tollgate-system",
-		Policies: pol, Base: base, Bundles: src.Bundles, BundlesChanged: src.Changed()}
-	metric := policyErrors.WithLabelValues("bundle")
 
-	_, err = r.Reconcile(ctx, policyRequest)
+	set := read()
+	e, err := set.Compile(ctx)
 	require.NoError(t, err)
-	e1 := pol.Engine()
-	assert.NotEqual(t, e0.Revision(), e1.Revision(), "the ConfigMap data is in the new set")
-	assert.Equal(t, 0.0, testutil.ToFloat64(metric))
+	require.NotNil(t, e)
+	assert.Empty(t, set.Problems)
+	assert.NoError(t, set.Failure())
 
-	writeFiles(t, good, map[string]string{"rec.rego": strings.Replace(brokenModule, "packs.broken", "packs.rec", 1)})
-	require.NoError(t, src.refresh(ctx, 0))
-	oneEvent(t, src)
-	_, err = r.Reconcile(ctx, policyRequest)
+	writeFiles(t, dir, map[string]string{"rec.rego": strings.Replace(brokenModule, "packs.broken", "packs.rec", 1)})
+	set = read()
+	e, err = set.Compile(ctx)
 	require.NoError(t, err)
-	assert.Same(t, e1, pol.Engine(), "the last good set stays")
-	assert.Equal(t, 1.0, testutil.ToFloat64(metric))
-	got := &corev1.ConfigMap{}
-	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(cm), got))
-	assert.Contains(t, got.Annotations[PolicyStatusAnnotation], "bundle", "the ConfigMap says what holds the set back")
-
-	writeFiles(t, good, map[string]string{"rec.rego": demoModule("rec", "v2")})
-	require.NoError(t, src.refresh(ctx, 0))
-	oneEvent(t, src)
-	_, err = r.Reconcile(ctx, policyRequest)
-	require.NoError(t, err)
-	assert.NotSame(t, e1, pol.Engine())
-	assert.Equal(t, 0.0, testutil.ToFloat64(metric))
-	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(cm), got))
-	assert.Equal(t, `{"status":"ok"}`, got.Annotations[PolicyStatusAnnotation])
+	assert.Nil(t, e, "a set that does not compile is not put in service")
+	assert.Contains(t, set.Problems, "", "the bundle is blamed")
+	assert.NotContains(t, set.Problems, "data", "the data ConfigMap is not")
+	assert.ErrorContains(t, set.Failure(), "an OPA bundle")
 }

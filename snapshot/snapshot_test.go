@@ -7,17 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/controllers/gather"
+	"github.com/tollgate-dev/tollgate/snapshot"
 )
 
 const multiDoc = `# exported with kubectl
@@ -79,7 +79,7 @@ func TestLoadSnapshot(t *testing.T) {
 		"nested/README.md":   "not a manifest",
 		"nested/nokind.yaml": "metadata: {name: x}\n",
 	})
-	s, problems, err := gather.LoadSnapshot(dir)
+	s, problems, err := snapshot.Load(dir)
 	require.NoError(t, err)
 
 	require.Len(t, problems, 2)
@@ -109,7 +109,7 @@ func TestLoadSnapshot(t *testing.T) {
 	assert.Equal(t, tollgatev1alpha1.ModeAudit, g.Spec.Mode)
 
 	operands := &unstructured.UnstructuredList{}
-	operands.SetGroupVersionKind(etcdGVK.GroupVersion().WithKind("EtcdClusterList"))
+	operands.SetGroupVersionKind(schema.GroupVersionKind{Group: "etcd.database.coreos.com", Version: "v1beta2", Kind: "EtcdClusterList"})
 	require.NoError(t, s.List(ctx, operands, client.InNamespace("operators")))
 	assert.Len(t, operands.Items, 1, "unknown kinds are kept as unstructured")
 
@@ -118,54 +118,23 @@ func TestLoadSnapshot(t *testing.T) {
 }
 
 func TestLoadSnapshotReportsUnreadablePaths(t *testing.T) {
-	_, _, err := gather.LoadSnapshot(filepath.Join(t.TempDir(), "nope.yaml"))
+	_, _, err := snapshot.Load(filepath.Join(t.TempDir(), "nope.yaml"))
 	assert.Error(t, err)
 }
 
 func TestSnapshotAddAndUpsert(t *testing.T) {
-	s := gather.NewSnapshot()
+	s := snapshot.New()
 	ctx := context.Background()
-	g := gate("etcd", false)
+	g := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: "operators", Name: "etcd"}}
 	require.NoError(t, s.Add(g))
 	assert.True(t, apierrors.IsAlreadyExists(s.Add(g)))
 
 	decided := g.DeepCopy()
-	decided.Status.Decision.EvaluatedAt = &metav1.Time{Time: now}
+	decided.Status.Decision.EvaluatedAt = &metav1.Time{Time: time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)}
 	decided.Status.Decision.Denials = []tollgatev1alpha1.Denial{{Code: "OperatorNotUpgradeable", Message: "no"}}
 	require.NoError(t, s.Upsert(decided))
 
 	got := &tollgatev1alpha1.UpgradeGate{}
 	require.NoError(t, s.Get(ctx, client.ObjectKeyFromObject(g), got))
 	assert.Equal(t, "OperatorNotUpgradeable", got.Status.Decision.Denials[0].Code)
-}
-
-// The CLI evaluates a snapshot, the controller its cache: both must see the same document.
-func TestSnapshotAndClusterBuildTheSameDocument(t *testing.T) {
-	objs := world()
-	s := gather.NewSnapshot()
-	for _, o := range objs {
-		require.NoError(t, s.Add(o.DeepCopyObject().(client.Object)))
-	}
-	clock := func() time.Time { return now }
-	fromCluster, err := (&gather.Builder{Reader: fakeReader(objs), Now: clock}).Build(context.Background(), key)
-	require.NoError(t, err)
-	fromSnapshot, err := (&gather.Builder{Reader: s, Now: clock}).Build(context.Background(), key)
-	require.NoError(t, err)
-
-	// The fake API server stamps resourceVersions; a snapshot keeps what it was given.
-	ignoreRV := cmp.FilterPath(func(p cmp.Path) bool {
-		return p.Last().String() == `["resourceVersion"]`
-	}, cmp.Ignore())
-	assert.Empty(t, cmp.Diff(fromCluster.Doc, fromSnapshot.Doc, ignoreRV))
-}
-
-func TestManagedFieldsAreDropped(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"state.yaml": multiDoc})
-	s, _, err := gather.LoadSnapshot(dir)
-	require.NoError(t, err)
-	in, err := (&gather.Builder{Reader: s}).Build(context.Background(), key)
-	require.NoError(t, err)
-	md := in.Doc["subscription"].(map[string]any)["metadata"].(map[string]any)
-	assert.NotContains(t, md, "managedFields")
-	assert.Equal(t, "etcd", md["name"])
 }

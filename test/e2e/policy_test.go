@@ -16,13 +16,14 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
+	"github.com/tollgate-dev/tollgate/policysource"
 	"github.com/tollgate-dev/tollgate/test/controlplane"
 )
 
 // policyMap creates a policy ConfigMap and removes it when the test ends.
 func (k *cluster) policyMap(name, kind string, data map[string]string) *corev1.ConfigMap {
 	k.t.Helper()
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: policyNS, Name: name, Labels: map[string]string{controllers.PolicyLabel: kind}}, Data: data}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: policyNS, Name: name, Labels: map[string]string{policysource.Label: kind}}, Data: data}
 	k.create(cm)
 	k.t.Cleanup(func() {
 		_ = k.c.Delete(k.ctx, cm)
@@ -31,16 +32,16 @@ func (k *cluster) policyMap(name, kind string, data map[string]string) *corev1.C
 }
 
 // policyStatus waits for the ConfigMap's status annotation to be status and returns it.
-func (k *cluster) policyStatus(cm *corev1.ConfigMap, status string) controllers.PolicyStatus {
+func (k *cluster) policyStatus(cm *corev1.ConfigMap, status string) policysource.Status {
 	k.t.Helper()
-	var got controllers.PolicyStatus
+	var got policysource.Status
 	require.Eventually(k.t, func() bool {
 		if k.c.Get(k.ctx, client.ObjectKeyFromObject(cm), cm) != nil {
 			return false
 		}
-		got = controllers.PolicyStatus{}
-		return json.Unmarshal([]byte(cm.Annotations[controllers.PolicyStatusAnnotation]), &got) == nil && got.Status == status
-	}, wait, tick, "configmap %s never reported %s; annotation: %q", cm.Name, status, cm.Annotations[controllers.PolicyStatusAnnotation])
+		got = policysource.Status{}
+		return json.Unmarshal([]byte(cm.Annotations[policysource.StatusAnnotation]), &got) == nil && got.Status == status
+	}, wait, tick, "configmap %s never reported %s; annotation: %q", cm.Name, status, cm.Annotations[policysource.StatusAnnotation])
 	return got
 }
 
