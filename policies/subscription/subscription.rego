@@ -57,14 +57,6 @@ resolution_failed := {"type": "ResolutionFailed", "status": c.status, "reason": 
 # Catalogs. Healthy means status.connectionState.lastObservedState == "READY"; without a
 # connection state the health is Unknown.
 
-_observed(cs) := lib.get(cs, ["status", "connectionState", "lastObservedState"], "")
-
-catalog_health(cs) := "True" if {
-	_observed(cs) == "READY"
-} else := "Unknown" if {
-	_observed(cs) == ""
-} else := "False"
-
 # The health a lastObservedState means: READY is True, none ("") Unknown, anything else False.
 _health_of := {"READY": "True", "": "Unknown"}
 
@@ -124,9 +116,6 @@ catalog_source_invalid := {"type": "CatalogSourceInvalid", "status": "True", "re
 } else := {"type": "CatalogSourceInvalid", "status": "True", "reason": "CatalogSourceSpecInvalid", "message": sprintf("the source catalog %s is invalid: %s", [lib.source_catalog_key, _violations_text(catalogsource.source_violations)])} if {
 	count(catalogsource.source_violations) > 0
 } else := {"type": "CatalogSourceInvalid", "status": "False", "reason": "CatalogSourceValid", "message": sprintf("the source catalog %s exists and names exactly one source", [lib.source_catalog_key])}
-
-# violations_text is a CatalogSource's violations as "field: message; ...".
-violations_text(cs) := _violations_text(catalogsource.violations(cs))
 
 _violations_text(found) := concat("; ", [sprintf("%s %s", [v.field, v.message]) | some v in sort(found)])
 

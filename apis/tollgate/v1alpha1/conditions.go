@@ -16,13 +16,6 @@ const (
 	ConditionUpgradeBlocked                    = "UpgradeBlocked"
 )
 
-// Health condition types on UpgradeGate.status.health.
-const (
-	HealthAvailable   = "Available"
-	HealthProgressing = "Progressing"
-	HealthDegraded    = "Degraded"
-)
-
 // Denial codes of the embedded policies. Codes are API: admins override them by name.
 const (
 	CodeOperatorNotUpgradeable             = "OperatorNotUpgradeable"

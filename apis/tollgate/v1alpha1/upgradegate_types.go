@@ -95,10 +95,12 @@ type Decision struct {
 	// PolicyRevision identifies the policy set that decided.
 	// +optional
 	PolicyRevision string `json:"policyRevision,omitempty"`
-	// InputDigest identifies the input document that was evaluated.
+	// InputDigest identifies the input document that first produced this outcome (sha256 of
+	// its canonical JSON, without "now" and without the gate's status).
 	// +optional
 	InputDigest string `json:"inputDigest,omitempty"`
-	// EvaluatedAt is when the decision was last computed with a different outcome or input.
+	// EvaluatedAt is when the decision first had this outcome: it moves only when the
+	// outcome (allowed, denials, policy revision) changes, not on every evaluation.
 	// +optional
 	EvaluatedAt *metav1.Time `json:"evaluatedAt,omitempty"`
 	// LastApprovedInstallPlan is the last plan Tollgate approved for this Subscription.
@@ -116,7 +118,8 @@ type UpgradeGateStatus struct {
 	InstalledCSV string `json:"installedCSV,omitempty"`
 	// +optional
 	CurrentCSV string `json:"currentCSV,omitempty"`
-	// State is UpgradeAvailable, UpgradePending, AtLatestKnown or empty.
+	// State is the Subscription's upgrade state as the policies see it: UpgradeAvailable,
+	// UpgradePending, UpgradeFailed, AtLatestKnown or None.
 	// +optional
 	State string `json:"state,omitempty"`
 	// +optional
