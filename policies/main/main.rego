@@ -267,12 +267,17 @@ upgrade_blocked := {
 	),
 } if {
 	subscription.automatic
-	count(standing) > 0
+	not allowed
 } else := {
 	"type": "UpgradeBlocked", "status": "True", "reason": standing[0].code,
 	"message": sprintf("%d denials stand (%s); first: %s", [count(standing), _codes, standing[0].message]),
 } if {
 	count(standing) > 0
+} else := {
+	"type": "UpgradeBlocked", "status": "True", "reason": "PolicyDenied",
+	"message": "the policies did not allow the upgrade, and no denial says why: check the admin policies that set decision.allowed",
+} if {
+	not allowed
 } else := {
 	"type": "UpgradeBlocked", "status": "False", "reason": "UpgradeAllowed",
 	"message": sprintf("no denial stands; mode %s: %s", [_mode, _mode_effect]),

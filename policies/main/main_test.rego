@@ -412,3 +412,9 @@ test_install_plan_includes_blocked_operator_offers_the_peers_subscription_not_an
 		"subscription": {"namespace": "demo", "name": "prometheus"},
 	}]
 }
+
+test_upgrade_blocked_when_a_policy_denies_without_a_denial if {
+	b := _blocked(main.result) with input as f.base with main.allowed as false
+	b.status == "True"
+	b.reason == "PolicyDenied"
+}
