@@ -119,4 +119,4 @@ $(ASSETS)/kube-apiserver:
 
 .PHONY: demo
 demo: controlplane ## Run the demo: a held, explained, then approved upgrade on a local control plane.
-	$(GO) run ./cmd/tollgate demo
+	$(GO) run ./cmd/tollgate-demo

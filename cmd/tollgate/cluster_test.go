@@ -3,20 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tollgate-dev/tollgate/controllers"
+	"github.com/tollgate-dev/tollgate/explain"
+	"github.com/tollgate-dev/tollgate/policysource"
 	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/demo"
 )
 
 // freezeModule is an admin's policy ConfigMap module: a pack rule that always denies.
@@ -42,14 +42,14 @@ func TestExplainAndSnapshotAgainstARealAPIServer(t *testing.T) {
 	require.NoError(t, env.Kubeconfig(kubeconfig))
 	ctx := context.Background()
 
-	d := &demo{c: env.Client, n: &narrator{w: io.Discard, start: time.Now()}, out: io.Discard}
-	_, err = d.install(ctx)
+	world := &demo.World{Client: env.Client}
+	_, err = world.Install(ctx)
 	require.NoError(t, err)
-	_, err = d.offerUpgrade(ctx)
+	_, err = world.OfferUpgrade(ctx)
 	require.NoError(t, err)
 	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tollgate-system"}}))
 	require.NoError(t, env.Client.Create(ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "tollgate-system", Name: "freeze", Labels: map[string]string{controllers.PolicyLabel: "rego"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tollgate-system", Name: "freeze", Labels: map[string]string{policysource.Label: "rego"}},
 		Data:       map[string]string{"freeze.rego": freezeModule},
 	}))
 	require.NoError(t, env.Client.Create(ctx, &corev1.ConfigMap{
@@ -58,7 +58,7 @@ func TestExplainAndSnapshotAgainstARealAPIServer(t *testing.T) {
 	}))
 
 	t.Run("explain prints the decision, each denial's rule, facts and remedies", func(t *testing.T) {
-		stdout, stderr, err := run(t, "explain", "--kubeconfig", kubeconfig, "-n", demoNS, demoSub)
+		stdout, stderr, err := run(t, "explain", "--kubeconfig", kubeconfig, "-n", demo.Namespace, demo.Subscription)
 		require.NoError(t, err, stderr)
 		assert.Empty(t, stderr)
 		for _, want := range []string{
@@ -71,7 +71,7 @@ func TestExplainAndSnapshotAgainstARealAPIServer(t *testing.T) {
 			": migrating storage (reason Migrating)",
 			"the operator reports Upgradeable=True (or removes the condition) in OperatorCondition demo/etcd.v0.9.2",
 			`kubectl patch upgradegate -n demo etcd --type merge -p '{"spec":{"overrides":[{"code":"OperatorNotUpgradeable","reason":"<why this upgrade is safe anyway>"}]}}'`,
-			"install-etcd-v0-9-4  etcd.v0.9.4  no       blocked: etcd.v0.9.4 (demo/etcd: ChangeFreeze)",
+			"install-etcd-v0-9-4  etcd.v0.9.4  no       blocked: etcd.v0.9.4 (demo/etcd: ChangeFreeze, OperatorNotUpgradeable)",
 			"There is no UpgradeGate demo/etcd yet",
 			"Available    True",
 			"InstallPlanAwaitingManualApproval  True",
@@ -81,9 +81,9 @@ func TestExplainAndSnapshotAgainstARealAPIServer(t *testing.T) {
 	})
 
 	t.Run("explain -o json and --trace", func(t *testing.T) {
-		stdout, _, err := run(t, "explain", "--kubeconfig", kubeconfig, "-n", demoNS, demoSub, "-o", "json", "--trace")
+		stdout, _, err := run(t, "explain", "--kubeconfig", kubeconfig, "-n", demo.Namespace, demo.Subscription, "-o", "json", "--trace")
 		require.NoError(t, err)
-		var rep explainReport
+		var rep explain.Report
 		require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
 		assert.False(t, rep.Allowed)
 		var codes []string
@@ -93,18 +93,18 @@ func TestExplainAndSnapshotAgainstARealAPIServer(t *testing.T) {
 		assert.Equal(t, []string{"ChangeFreeze", "OperatorNotUpgradeable"}, codes)
 		assert.Equal(t, "configmap/freeze/freeze.rego", rep.Denials[0].File)
 		require.Len(t, rep.InstallPlans, 1)
-		assert.False(t, rep.InstallPlans[0].Approve)
+		assert.False(t, rep.InstallPlans[0].Approvable)
 	})
 
 	t.Run("explain of a Subscription that does not exist says how to list them", func(t *testing.T) {
-		_, _, err := run(t, "explain", "--kubeconfig", kubeconfig, "-n", demoNS, "nope")
+		_, _, err := run(t, "explain", "--kubeconfig", kubeconfig, "-n", demo.Namespace, "nope")
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "no Subscription nope in namespace demo")
 	})
 
 	state := filepath.Join(t.TempDir(), "state.yaml")
 	t.Run("snapshot writes the objects eval needs", func(t *testing.T) {
-		stdout, stderr, err := run(t, "snapshot", "--kubeconfig", kubeconfig, "-n", demoNS)
+		stdout, stderr, err := run(t, "snapshot", "--kubeconfig", kubeconfig, "-n", demo.Namespace)
 		require.NoError(t, err, stderr)
 		for _, want := range []string{"snapshot of namespace demo from https://", "Subscriptions", "operands                 1"} {
 			assert.Contains(t, stderr, want)
@@ -134,7 +134,7 @@ func TestExplainAndSnapshotAgainstARealAPIServer(t *testing.T) {
 		assert.Equal(t, "OperatorNotUpgradeable", sub.Decision.Denials[1].Code)
 		assert.Equal(t, "True", string(sub.Health[0].Status), "the operand travels with the snapshot: %v", sub.Health)
 		require.Len(t, rep.InstallPlans, 1)
-		assert.False(t, rep.InstallPlans[0].Approve)
+		assert.False(t, rep.InstallPlans[0].Approvable)
 		require.Len(t, rep.CatalogSources, 1)
 		assert.Equal(t, "True", rep.CatalogSources[0].Healthy)
 
@@ -161,30 +161,3 @@ func TestExplainAndSnapshotAgainstARealAPIServer(t *testing.T) {
 
 // oneLine collapses whitespace, so text wrapped for a person can be matched.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// TestDemo is the demo run in CI: the whole story on a real control plane, in-process.
-func TestDemo(t *testing.T) {
-	start := time.Now()
-	stdout, stderr, err := run(t, "demo")
-	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
-	for _, want := range []string{
-		"== Step 1: Start a local control plane",
-		"== Step 2: Start the Tollgate manager",
-		"the operator reports in OperatorCondition etcd.v0.9.2: Upgradeable=False",
-		"Tollgate created UpgradeGate demo/etcd",
-		"== Step 5: Tollgate holds the upgrade",
-		"held by OperatorNotUpgradeable",
-		"InstallPlan install-etcd-v0-9-4: approved=false, it waits",
-		"| Decision: HELD by OperatorNotUpgradeable",
-		"| 1. OperatorNotUpgradeable",
-		"kubectl patch upgradegate -n demo etcd",
-		"== Step 7: Tollgate approves the InstallPlan",
-		"approved=true",
-		"after the operator reported Upgradeable=True",
-		"state AtLatestKnown, allowed",
-		"== Step 9: Clean up",
-	} {
-		assert.Contains(t, stdout, want)
-	}
-	assert.Less(t, time.Since(start), time.Minute, "the demo finishes well under a minute")
-}
