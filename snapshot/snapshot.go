@@ -1,6 +1,6 @@
-// Package snapshot is a file-backed client.Reader: the objects of YAML or JSON files
-// (as kubectl get -o yaml or tollgate snapshot print them), so the CLI evaluates offline
-// exactly what the manager evaluates live.
+// Package snapshot is cluster state as files: Capture reads from a live cluster everything
+// Tollgate decides on and Write prints it as YAML or JSON; a Snapshot loads such files back as a
+// client.Reader, so the CLI evaluates offline exactly what the manager evaluates live.
 package snapshot
 
 import (
