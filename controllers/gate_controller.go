@@ -143,7 +143,11 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 		Approved:     approved,
 		Now:          metav1.NewTime(r.now().Truncate(time.Second)),
 	})
-	blockedSubscriptions.WithLabelValues(key.Namespace, key.Name).Set(map[bool]float64{true: 0, false: 1}[next.Decision.Allowed])
+	blocked := 1.0
+	if next.Decision.Allowed {
+		blocked = 0
+	}
+	blockedSubscriptions.WithLabelValues(key.Namespace, key.Name).Set(blocked)
 	if equality.Semantic.DeepEqual(gate.Status, next) {
 		r.approvals.Delete(key)
 		return nil
@@ -160,7 +164,10 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	r.reportProblems(ctx, gate, problems)
 	if gatestatus.DecisionChanged(old, next.Decision) {
 		r.reportDecision(old, next.Decision, dec.Document)
-		outcome := map[bool]string{true: "allowed", false: "denied"}[next.Decision.Allowed]
+		outcome := "denied"
+		if next.Decision.Allowed {
+			outcome = "allowed"
+		}
 		decisionsTotal.WithLabelValues(outcome, next.Decision.BlockedBy).Inc()
 	}
 	return nil

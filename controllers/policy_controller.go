@@ -37,7 +37,7 @@ const (
 // PolicyReconciler compiles the policy sources (embedded, bundles, ConfigMaps) whenever one
 // changes and swaps the new set in only when it compiles in strict mode. A broken source
 // keeps the last good set in service, and its errors are reported on the ConfigMap (the
-// PolicyStatusAnnotation and a Warning Event), in a metric and in the log.
+// policysource.StatusAnnotation and a Warning Event), in a metric and in the log.
 type PolicyReconciler struct {
 	client.Client
 	Recorder  record.EventRecorder

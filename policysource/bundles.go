@@ -70,7 +70,7 @@ type BundleOptions struct {
 // run without the admin's policy. Later, a read that fails keeps the last good bundle in
 // service; it is logged, sets tollgate_policy_source_errors{source="bundle/<location>"} and is
 // retried. A bundle that reads well but does not compile with the rest is the policy
-// reconciler's business: it keeps the last good policy set (see PolicyReconciler).
+// reconciler's business: it keeps the last good policy set (controllers.PolicyReconciler).
 type BundleSource struct {
 	opts BundleOptions
 	locs []*bundleLocation

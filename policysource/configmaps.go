@@ -30,6 +30,10 @@ const (
 
 	KindRego = "rego"
 	KindData = "data"
+
+	// DefaultNamespace is where the policy ConfigMaps live unless the manager is told
+	// otherwise (--policy-namespace; the manager's own namespace when it runs in a pod).
+	DefaultNamespace = "tollgate-system"
 )
 
 // Status is the value of the StatusAnnotation.

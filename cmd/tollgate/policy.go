@@ -26,7 +26,7 @@ type policyFlags struct {
 func (f *policyFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.dir, "policy-dir", "", "folder of extra .rego modules; a file with the path of an embedded one (e.g. upgrade/upgrade.rego) replaces it; *_test.rego files are skipped")
 	cmd.Flags().StringSliceVar(&f.bundles, "bundle", nil, "OPA bundle to load as the manager does: a directory, a .tar.gz file, or an http(s) bundle server URL (repeatable)")
-	cmd.Flags().StringVar(&f.namespace, "policy-namespace", defaultPolicyNamespace, "namespace of the policy ConfigMaps (labelled tollgate.dev/policy) to use, as the manager does")
+	cmd.Flags().StringVar(&f.namespace, "policy-namespace", policysource.DefaultNamespace, "namespace of the policy ConfigMaps (labelled tollgate.dev/policy) to use, as the manager does")
 }
 
 // engine compiles the policy set the manager would run, read through r (the live cluster or a

@@ -22,9 +22,6 @@ import (
 	"github.com/tollgate-dev/tollgate/policysource"
 )
 
-// defaultPolicyNamespace holds the policy ConfigMaps unless told otherwise.
-const defaultPolicyNamespace = "tollgate-system"
-
 // managerFlags are the settings of `tollgate run`.
 type managerFlags struct {
 	defaultMode      string
@@ -42,7 +39,7 @@ func (f *managerFlags) bind(cmd *cobra.Command) {
 	fs.StringVar(&f.defaultMode, "default-mode", string(tollgatev1alpha1.DefaultMode), "mode of gates whose spec.mode is empty: Enforce (approve allowed InstallPlans) or Audit (decide and report only)")
 	fs.StringVar(&f.globalCatalogNS, "global-catalog-namespace", input.DefaultGlobalCatalogNamespace, "namespace whose CatalogSources every Subscription can use")
 	fs.BoolVar(&f.takeOverApproval, "take-over-approval", false, "switch Subscriptions with installPlanApproval: Automatic to Manual, so Tollgate can hold their upgrades")
-	fs.StringVar(&f.policyNamespace, "policy-namespace", envOr("POD_NAMESPACE", defaultPolicyNamespace), "namespace of the policy ConfigMaps (labelled tollgate.dev/policy=rego or =data)")
+	fs.StringVar(&f.policyNamespace, "policy-namespace", envOr("POD_NAMESPACE", policysource.DefaultNamespace), "namespace of the policy ConfigMaps (labelled tollgate.dev/policy=rego or =data)")
 	fs.StringSliceVar(&f.bundles, "bundle", nil, "OPA bundle to load: a directory, a .tar.gz file, or an http(s) bundle server URL (repeatable)")
 	fs.DurationVar(&f.bundlePoll, "bundle-poll-interval", policysource.DefaultBundlePollInterval, "how often to re-read --bundle sources (bundle servers are asked with If-None-Match)")
 	fs.DurationVar(&f.evalTimeout, "evaluation-timeout", engine.DefaultTimeout, "deadline of one policy evaluation; a policy that runs longer denies with PolicyError")

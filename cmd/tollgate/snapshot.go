@@ -52,7 +52,7 @@ out. Progress goes to stderr.
 	f.cluster.bind(cmd)
 	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "snapshot every namespace")
 	cmd.Flags().StringVar(&f.globalNS, "global-catalog-namespace", input.DefaultGlobalCatalogNamespace, "namespace whose CatalogSources every Subscription can use (always included)")
-	cmd.Flags().StringVar(&f.policyNS, "policy-namespace", defaultPolicyNamespace, "namespace of the policy ConfigMaps (labelled tollgate.dev/policy) to include")
+	cmd.Flags().StringVar(&f.policyNS, "policy-namespace", policysource.DefaultNamespace, "namespace of the policy ConfigMaps (labelled tollgate.dev/policy) to include")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml (multi-document) or json (a List)")
 	return cmd
 }

@@ -23,11 +23,12 @@ import (
 	"github.com/tollgate-dev/tollgate/controllers"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/policysource"
 	"github.com/tollgate-dev/tollgate/test/controlplane"
 )
 
 // policyNamespace is where the manager looks for policy ConfigMaps; the demo adds none.
-const policyNamespace = "tollgate-system"
+const policyNamespace = policysource.DefaultNamespace
 
 // Options change how Run tells the story.
 type Options struct {
