@@ -183,15 +183,21 @@ func (p *printer) denial(number string, d Denial) {
 	p.remedies(pad+"to lift:  ", d.Lift)
 }
 
-// items prints a labelled list: the label on the first line, aligned continuation below.
-func (p *printer) items(label string, items []string) {
+// item prints the i-th entry of a labelled list: the label on the first line, aligned
+// continuation below.
+func (p *printer) item(i int, label, text string) {
 	pad := strings.Repeat(" ", len(label))
+	first := pad
+	if i == 0 {
+		first = label
+	}
+	p.line("%s- %s", first, printers.Wrap(text, 100, p.indent+pad+"  "))
+}
+
+// items prints a labelled list.
+func (p *printer) items(label string, items []string) {
 	for i, it := range items {
-		l := pad
-		if i == 0 {
-			l = label
-		}
-		p.line("%s- %s", l, printers.Wrap(it, 100, p.indent+pad+"  "))
+		p.item(i, label, it)
 	}
 }
 
@@ -200,11 +206,7 @@ func (p *printer) items(label string, items []string) {
 func (p *printer) remedies(label string, rs []Remedy) {
 	pad := strings.Repeat(" ", len(label))
 	for i, r := range rs {
-		l := pad
-		if i == 0 {
-			l = label
-		}
-		p.line("%s- %s", l, printers.Wrap(r.Text, 100, p.indent+pad+"  "))
+		p.item(i, label, r.Text)
 		if r.Command != "" {
 			p.line("%s    %s", pad, r.Command)
 		}
