@@ -28,9 +28,10 @@ const (
 	EventPolicyResultInvalid = "PolicyResultInvalid"
 )
 
-// approve approves the pending plans whose verdict says so, and returns the name of the plan
-// it approved, if any. The patch carries the plan's resourceVersion: a plan that changed
-// since it was gathered is re-evaluated on its update event, never approved blindly.
+// approve approves the pending plans whose verdict says so, and returns the name of the last
+// plan it approved, if any, also when a later plan failed. The caller has recorded the
+// decision in the gate first. The patch carries the plan's resourceVersion: a plan that
+// changed since it was gathered is re-evaluated on its update event, never approved blindly.
 func (r *GateReconciler) approve(ctx context.Context, dec *approval.Decision) (string, error) {
 	log := ctrl.LoggerFrom(ctx)
 	approved := ""
@@ -47,7 +48,7 @@ func (r *GateReconciler) approve(ctx context.Context, dec *approval.Decision) (s
 				log.Info("install plan changed since it was evaluated; re-evaluating", "installPlan", plan.Name)
 				continue
 			}
-			return "", fmt.Errorf("approve install plan %s/%s: %w", plan.Namespace, plan.Name, err)
+			return approved, fmt.Errorf("approve install plan %s/%s: %w", plan.Namespace, plan.Name, err)
 		}
 		approvalsTotal.Inc()
 		log.Info("approved install plan", "installPlan", plan.Name, "csvs", plan.Spec.ClusterServiceVersionNames)

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -23,13 +24,14 @@ import (
 	"github.com/tollgate-dev/tollgate/input"
 )
 
-// +kubebuilder:rbac:groups=operators.coreos.com,resources=subscriptions,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=subscriptions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=installplans,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions;catalogsources;operatorconditions;operatorgroups,verbs=get;list;watch
 // +kubebuilder:rbac:groups=packages.operators.coreos.com,resources=packagemanifests,verbs=get;list;watch
 // +kubebuilder:rbac:groups=tollgate.dev,resources=upgradegates,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=tollgate.dev,resources=upgradegates/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=selfsubjectaccessreviews,verbs=create
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -50,12 +52,15 @@ type GateReconciler struct {
 	Now func() time.Time
 
 	operands *operandWatches
-	// approvals remembers a plan approved by a reconcile whose status write did not land, so
-	// the gate still records it.
+	// approvals remembers a plan approved by a reconcile whose record of it did not land, so
+	// the next status write records it.
 	approvals sync.Map // types.NamespacedName → plan name
 }
 
-// Reconcile is fetch → decide → apply for the Subscription req names.
+// Reconcile is fetch → decide → record → approve for the Subscription req names. The
+// decision is written into the gate's status before any plan is approved: a gate whose status
+// cannot be written (the API server refuses it, a conflict, no permission) approves nothing,
+// so every approval has a recorded decision behind it.
 func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if !r.Policies.Loaded() { // the admin's policy is not loaded yet: decide nothing
 		return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -76,11 +81,14 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err != nil {
 		return ctrl.Result{}, r.count("approve", err)
 	}
-	approved, err := r.approve(ctx, dec)
-	if err != nil {
-		return ctrl.Result{}, r.count("approve", err)
+	if err := r.writeStatus(ctx, gate, dec, extra); err != nil {
+		return ctrl.Result{}, r.count("status", err)
 	}
-	return ctrl.Result{RequeueAfter: r.Reevaluate}, r.count("status", r.writeStatus(ctx, gate, dec, extra, approved))
+	approved, err := r.approve(ctx, dec)
+	if err != nil { // record what was approved before the failure all the same
+		return ctrl.Result{}, r.count("approve", errors.Join(err, r.recordApproval(ctx, gate, approved)))
+	}
+	return ctrl.Result{RequeueAfter: r.Reevaluate}, r.count("status", r.recordApproval(ctx, gate, approved))
 }
 
 func (r *GateReconciler) decider() *approval.Decider {
@@ -125,13 +133,13 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 	return gate, nil
 }
 
-// writeStatus patches the gate's status only when it changed, and reports a changed
-// decision as an Event on the Subscription and its pending plans.
-func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition, approved string) error {
+// writeStatus writes the gate's status only when it changed, and reports a changed
+// decision as an Event on the Subscription and its pending plans. It also records a plan
+// approved earlier whose record did not land (recordApproval).
+func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition) error {
 	key := client.ObjectKeyFromObject(gate)
-	if approved != "" {
-		r.approvals.Store(key, approved)
-	} else if pending, ok := r.approvals.Load(key); ok {
+	approved := ""
+	if pending, ok := r.approvals.Load(key); ok {
 		approved = pending.(string)
 	}
 	next, problems := gatestatus.Next(gate.Status, gatestatus.Observation{
@@ -169,6 +177,22 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 			outcome = "allowed"
 		}
 		decisionsTotal.WithLabelValues(outcome, next.Decision.BlockedBy).Inc()
+	}
+	return nil
+}
+
+// recordApproval records in the gate's status the plan approve approved, if any: a second
+// write, only when something was approved (the decision behind it is already written). When
+// it fails, the plan is remembered and the next status write records it.
+func (r *GateReconciler) recordApproval(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, approved string) error {
+	if approved == "" || gate.Status.Decision.LastApprovedInstallPlan == approved {
+		return nil
+	}
+	gate.Status.Decision.LastApprovedInstallPlan = approved
+	if err := r.Status().Update(ctx, gate); err != nil {
+		key := client.ObjectKeyFromObject(gate)
+		r.approvals.Store(key, approved)
+		return fmt.Errorf("record approval of install plan %s in gate %s: %w", approved, key, err)
 	}
 	return nil
 }

@@ -3,8 +3,11 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	"github.com/tollgate-dev/tollgate/input"
 )
 
 // operandWatches starts a watch on each operand kind the first time an installed CSV owns
@@ -90,4 +94,82 @@ func (w *operandWatches) forgetLocked(sub types.NamespacedName) {
 	for _, owners := range w.owners {
 		delete(owners, sub)
 	}
+}
+
+// OperandReaderLabel marks the ClusterRoles aggregated into tollgate-operand-reader, the role
+// that lets Tollgate read operand kinds (config/rbac/operand_reader_role.yaml).
+const OperandReaderLabel = "tollgate.dev/aggregate-to-operand-reader"
+
+// operandRecheck is how long a kind found readable is trusted before it is checked again, so
+// revoked access shows on the gates without a restart.
+const operandRecheck = 10 * time.Minute
+
+// operandAccess is the manager's input.OperandKinds. A kind is an operand when the
+// CustomResourceDefinition the CSV names serves it (read live by name: input.ServedByCRD), and
+// Tollgate reads it only when its RBAC lets it list and watch the kind in every namespace (a
+// SelfSubjectAccessReview per verb): the cache must never start an informer it may not run,
+// since a List through it would wait for that informer forever.
+type operandAccess struct {
+	crds    input.OperandKinds
+	reviews client.Client // creates SelfSubjectAccessReviews
+	now     func() time.Time
+
+	mu       sync.Mutex
+	readable map[input.OwnedKind]time.Time // when the kind was last found readable
+	reported map[input.OwnedKind]bool      // unreadable kinds already logged
+}
+
+func newOperandAccess(crds client.Reader, reviews client.Client) *operandAccess {
+	return &operandAccess{crds: input.ServedByCRD{Reader: crds}, reviews: reviews, now: time.Now,
+		readable: map[input.OwnedKind]time.Time{}, reported: map[input.OwnedKind]bool{}}
+}
+
+// Check implements input.OperandKinds.
+func (a *operandAccess) Check(ctx context.Context, k input.OwnedKind) error {
+	a.mu.Lock()
+	at, ok := a.readable[k]
+	a.mu.Unlock()
+	if ok && a.now().Sub(at) < operandRecheck {
+		return nil
+	}
+	if err := a.crds.Check(ctx, k); err != nil {
+		return err
+	}
+	denied, err := a.denied(ctx, k)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(denied) == 0 {
+		a.readable[k] = a.now()
+		delete(a.reported, k)
+		return nil
+	}
+	delete(a.readable, k)
+	unreadable := &input.UnreadableError{Kind: k, Message: fmt.Sprintf(
+		"Tollgate may not %s %s in all namespaces; grant it with a ClusterRole labelled %s: \"true\" holding the rule %s",
+		strings.Join(denied, " or "), k.CRD, OperandReaderLabel, k.ReadRule())}
+	if !a.reported[k] { // logged once until it changes; the gate's health says it every time
+		a.reported[k] = true
+		ctrl.LoggerFrom(ctx).Info("operand kind not readable: health is Unknown until the rule is granted",
+			"crd", k.CRD, "denied", denied, "label", OperandReaderLabel+"=true", "rule", k.ReadRule())
+	}
+	return unreadable
+}
+
+// denied are the verbs of list and watch, cluster-wide, that Tollgate may not use on k.
+func (a *operandAccess) denied(ctx context.Context, k input.OwnedKind) ([]string, error) {
+	var denied []string
+	for _, verb := range []string{"list", "watch"} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: k.Group, Version: k.Version, Resource: k.Resource}}}
+		if err := a.reviews.Create(ctx, review); err != nil {
+			return nil, fmt.Errorf("review access to %s: %w", k.CRD, err)
+		}
+		if !review.Status.Allowed {
+			denied = append(denied, verb)
+		}
+	}
+	return denied, nil
 }

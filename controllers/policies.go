@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,15 +16,16 @@ import (
 //
 // At start-up the admin's policy sources (ConfigMaps) are not loaded yet: until the first
 // load has been tried, Loaded is false and the gates wait, so nothing is approved on the
-// embedded policies alone. If that first load fails, there is no good admin set to fall back
-// to, and every evaluation is a PolicyError denial until a set compiles.
+// embedded policies alone. If part of that first load fails, there is no good version of it
+// to fall back to, and every evaluation is a PolicyError denial until it compiles (or is
+// removed): the policy reconciler says so with serve.
 type Policies struct {
 	current atomic.Pointer[engine.Engine]
 	changed chan event.GenericEvent
 
 	loaded   chan struct{}
 	loadOnce sync.Once
-	failure  atomic.Pointer[error] // set while no admin policy set has ever compiled
+	failure  atomic.Pointer[error] // set while part of the admin policy has never compiled
 }
 
 // NewPolicies serves e until a new set is swapped in.
@@ -45,16 +45,28 @@ func (p *Policies) Loaded() bool {
 	}
 }
 
-// firstLoad records the outcome of a load of the admin policy sources: the first one marks
-// the policies loaded, and a failure then (with no good admin set yet) fails every evaluation.
-func (p *Policies) firstLoad(err error) {
-	p.loadOnce.Do(func() {
-		if err != nil {
-			err = fmt.Errorf("%w, and no good admin policy set has been loaded since the manager started", err)
-			p.failure.Store(&err)
-		}
-		close(p.loaded)
-	})
+// serve puts e in service when it is not nil and sets the failure that fails every evaluation
+// closed (nil: none). The first call marks the policies loaded. Every gate is re-evaluated
+// when the set in service or the failure changed.
+func (p *Policies) serve(e *engine.Engine, failure error) {
+	changed := false
+	if e != nil && e != p.current.Load() {
+		p.current.Store(e)
+		changed = true
+	}
+	old := p.failure.Load()
+	switch {
+	case failure == nil && old != nil:
+		p.failure.Store(nil)
+		changed = true
+	case failure != nil && (old == nil || (*old).Error() != failure.Error()):
+		p.failure.Store(&failure)
+		changed = true
+	}
+	p.loadOnce.Do(func() { close(p.loaded) })
+	if changed {
+		p.notify()
+	}
 }
 
 // Engine is the policy set in service.
@@ -70,10 +82,14 @@ func (p *Policies) Evaluate(ctx context.Context, input map[string]any) *engine.R
 	return p.Engine().Evaluate(ctx, input)
 }
 
-// Swap puts e in service and asks for every gate to be re-evaluated.
+// Swap puts e in service, clears any failure, and asks for every gate to be re-evaluated.
 func (p *Policies) Swap(e *engine.Engine) {
 	p.current.Store(e)
 	p.failure.Store(nil)
+	p.notify()
+}
+
+func (p *Policies) notify() {
 	select {
 	case p.changed <- event.GenericEvent{}:
 	default: // a re-evaluation is already queued

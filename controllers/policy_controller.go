@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,11 +33,13 @@ const (
 	EventPolicyLoaded   = "PolicyLoaded"
 )
 
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",namespace=tollgate-system,resources=configmaps,verbs=get;list;watch;patch
 
 // PolicyReconciler compiles the policy sources (embedded, bundles, ConfigMaps) whenever one
-// changes and swaps the new set in only when it compiles in strict mode. A broken source
-// keeps the last good set in service, and its errors are reported on the ConfigMap (the
+// changes and serves the new set only when it compiles in strict mode. Each source keeps its
+// own last good version: a ConfigMap (or bundle) whose new version does not compile with the
+// others stays at its last good version, or out when it never compiled, while the other
+// sources' changes go in (policysource.Resolve). Its errors are reported on the ConfigMap (the
 // policysource.StatusAnnotation and a Warning Event), in a metric and in the log.
 type PolicyReconciler struct {
 	client.Client
@@ -50,16 +53,27 @@ type PolicyReconciler struct {
 	// BundlesChanged receives an event when Bundles returns something new.
 	BundlesChanged <-chan event.GenericEvent
 
-	// reported are the metric labels of the ConfigMaps last reported, so a deleted
-	// ConfigMap's error does not linger.
+	// served are the versions of the sources in the set in service.
+	served policysource.Versions
+	// loaded is true once the first load has been tried; unproven are the ConfigMaps present
+	// then that have not compiled since; servedOnce says that a set has compiled since the
+	// manager started. Until every unproven ConfigMap compiles and a set has compiled, every
+	// evaluation fails closed.
+	loaded     bool
+	unproven   map[string]bool
+	servedOnce bool
+	// reported are the ConfigMaps last reported, so a deleted ConfigMap's error does not linger
+	// in the metric, and one that lost its label loses its status annotation.
 	reported map[string]bool
 }
 
 // policyRequest is the one request every policy change maps to: the whole set recompiles.
 var policyRequest = reconcile.Request{NamespacedName: types.NamespacedName{Name: "policy-set"}}
 
-// SetupWithManager watches the labelled ConfigMaps of the policy namespace. Writes that only
-// change annotations (our own status) are ignored, so reporting never loops.
+// SetupWithManager watches the ConfigMaps of the policy namespace that are, or were until
+// this change, labelled as policy: removing the label takes a ConfigMap's policy out of
+// service like deleting it. Writes that only change annotations (our own status) are ignored,
+// so reporting never loops.
 func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	one := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{policyRequest}
@@ -67,7 +81,7 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("policy").
 		WatchesRawSource(source.Kind[client.Object](mgr.GetCache(), &corev1.ConfigMap{}, one,
-			predicate.NewPredicateFuncs(r.isPolicy), contentChanged{}))
+			policyConfigMap{r.isPolicy}, contentChanged{}))
 	if r.BundlesChanged != nil {
 		b = b.WatchesRawSource(source.Channel(r.BundlesChanged, one))
 	}
@@ -83,6 +97,18 @@ func (r *PolicyReconciler) isPolicy(obj client.Object) bool {
 	return ok && obj.GetNamespace() == r.Namespace
 }
 
+// policyConfigMap passes events of policy ConfigMaps; an update passes when the ConfigMap is
+// policy before or after it, so removing the label is seen (predicate.NewPredicateFuncs
+// would look at the new object only, and drop it).
+type policyConfigMap struct{ is func(client.Object) bool }
+
+func (p policyConfigMap) Create(e event.CreateEvent) bool   { return p.is(e.Object) }
+func (p policyConfigMap) Delete(e event.DeleteEvent) bool   { return p.is(e.Object) }
+func (p policyConfigMap) Generic(e event.GenericEvent) bool { return p.is(e.Object) }
+func (p policyConfigMap) Update(e event.UpdateEvent) bool {
+	return p.is(e.ObjectOld) || p.is(e.ObjectNew)
+}
+
 // contentChanged passes creates, deletes and updates of data or labels.
 type contentChanged struct{ predicate.Funcs }
 
@@ -92,88 +118,130 @@ func (contentChanged) Update(e event.UpdateEvent) bool {
 		!equality.Semantic.DeepEqual(o.Labels, n.Labels)
 }
 
-// Reconcile compiles the candidate set and swaps it in when it compiles.
+// Reconcile resolves the sources' versions (policysource.Resolve), serves the set that
+// compiles, and reports each source's status.
 func (r *PolicyReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	base := r.Base
 	if r.Bundles != nil {
 		base.Bundles = r.Bundles()
 	}
-	set, err := policysource.Read(ctx, r.Client, r.Namespace, base)
+	cms, err := policysource.List(ctx, r.Client, r.Namespace)
 	if err != nil {
 		return reconcile.Result{}, r.countPolicy(err)
 	}
-	e, err := set.Compile(ctx)
+	res, err := policysource.Resolve(ctx, base, cms, r.served)
 	if err != nil {
 		return reconcile.Result{}, r.countPolicy(err)
 	}
-	if e != nil && (e.Revision() != r.Policies.Engine().Revision() || r.Policies.failure.Load() != nil) {
-		r.Policies.Swap(e)
+	e := res.Engine
+	if e != nil {
+		r.served = res.Served
+		if e.Revision() == r.Policies.Engine().Revision() {
+			e = nil // the same set: keep the one in service
+		}
+	}
+	r.Policies.serve(e, r.failure(res))
+	if e != nil {
 		ctrl.LoggerFrom(ctx).Info("policy set in service", "revision", e.Revision(), "modules", len(e.Modules()))
 	}
-	r.Policies.firstLoad(set.Failure())
-	r.reportBundle(ctx, set)
-	return reconcile.Result{}, r.report(ctx, set)
+	r.reportBundle(ctx, res)
+	return reconcile.Result{}, r.report(ctx, cms, res)
 }
 
-// reportBundle logs a bundle's compile errors and sets its metric.
-func (r *PolicyReconciler) reportBundle(ctx context.Context, set *policysource.Set) {
-	items, bad := set.Problems[""] // not from a ConfigMap: a bundle
+// failure is why every evaluation must fail closed, or nil: a ConfigMap present at the first
+// load has not compiled since, or no set has compiled since the manager started. A ConfigMap
+// that breaks later keeps its last good version; one created broken later was never in force.
+func (r *PolicyReconciler) failure(res *policysource.Resolution) error {
+	if !r.loaded {
+		r.loaded, r.unproven = true, map[string]bool{}
+		for name, st := range res.Sources {
+			if name != policysource.BundlesSource && st.Serving == policysource.ServingNone {
+				r.unproven[name] = true
+			}
+		}
+	}
+	for name := range r.unproven {
+		if st, ok := res.Sources[name]; !ok || st.Serving != policysource.ServingNone {
+			delete(r.unproven, name) // compiled, deleted or no longer policy
+		}
+	}
+	r.servedOnce = r.servedOnce || res.Engine != nil
+	if len(r.unproven) == 0 && r.servedOnce {
+		return nil
+	}
+	names := slices.Sorted(maps.Keys(r.unproven))
+	if !r.servedOnce {
+		for _, name := range slices.Sorted(maps.Keys(res.Sources)) {
+			if len(res.Sources[name].Errors) > 0 && !r.unproven[name] {
+				names = append(names, cmp.Or(name, "an OPA bundle"))
+			}
+		}
+	}
+	return fmt.Errorf("the admin policy does not compile (%s; see the %s annotation), and no good admin policy set has been loaded since the manager started",
+		strings.Join(names, ", "), policysource.StatusAnnotation)
+}
+
+// reportBundle logs the bundles' errors and sets their metric.
+func (r *PolicyReconciler) reportBundle(ctx context.Context, res *policysource.Resolution) {
+	st, bad := res.Sources[policysource.BundlesSource]
 	if !bad {
 		policysource.SourceErrors.WithLabelValues("bundle").Set(0)
 		return
 	}
 	policysource.SourceErrors.WithLabelValues("bundle").Set(1)
-	ctrl.LoggerFrom(ctx).Error(&engine.CompileError{Items: items}, "policy bundle rejected; the last good policy set stays in service")
+	ctrl.LoggerFrom(ctx).Error(&engine.CompileError{Items: st.Errors}, "policy bundle rejected", "serving", st.Serving)
 }
 
-// report writes each ConfigMap's status annotation (only when it changed) and raises a
-// Warning Event and the error metric for each rejected one.
-func (r *PolicyReconciler) report(ctx context.Context, set *policysource.Set) error {
+// report writes each ConfigMap's status annotation (only when it changed), raises a Warning
+// Event and the error metric for each rejected one, and clears what is left of ConfigMaps no
+// longer reported (deleted, or no longer labelled).
+func (r *PolicyReconciler) report(ctx context.Context, cms []corev1.ConfigMap, res *policysource.Resolution) error {
 	seen := map[string]bool{}
-	defer func() { // a deleted ConfigMap's error must not linger in the metric
-		for label := range r.reported {
-			if !seen[label] {
-				policysource.SourceErrors.DeleteLabelValues(label)
-			}
-		}
-		r.reported = seen
-	}()
-	for i := range set.ConfigMaps {
-		cm := &set.ConfigMaps[i]
-		label := "configmap/" + cm.Namespace + "/" + cm.Name
-		seen[label] = true
-		status := r.configMapStatus(ctx, set, cm, label)
+	for i := range cms {
+		cm := &cms[i]
+		seen[cm.Name] = true
+		status := r.configMapStatus(ctx, cm, res.Sources[cm.Name])
 		if err := r.annotate(ctx, cm, status); err != nil {
 			return r.countPolicy(err)
 		}
 	}
+	for name := range r.reported {
+		if !seen[name] {
+			policysource.SourceErrors.DeleteLabelValues(r.metricLabel(name))
+			if err := r.forget(ctx, name); err != nil {
+				return r.countPolicy(err)
+			}
+		}
+	}
+	r.reported = seen
 	return nil
 }
 
-// configMapStatus is cm's status in set; a rejected ConfigMap is also reported (Event, log,
-// metric).
-func (r *PolicyReconciler) configMapStatus(ctx context.Context, set *policysource.Set, cm *corev1.ConfigMap, label string) policysource.Status {
-	if items, bad := set.Problems[cm.Name]; bad {
-		err := &engine.CompileError{Items: items}
-		r.Recorder.Event(cm, corev1.EventTypeWarning, EventPolicyRejected,
-			"Policy not loaded; the last good policy set stays in service. Fix and re-apply: "+err.Error())
-		ctrl.LoggerFrom(ctx).Error(err, "policy configmap rejected; the last good policy set stays in service", "configmap", cm.Name)
-		policysource.SourceErrors.WithLabelValues(label).Set(1)
-		return policysource.Status{Status: "error", Errors: items}
+func (r *PolicyReconciler) metricLabel(name string) string {
+	return "configmap/" + r.Namespace + "/" + name
+}
+
+// configMapStatus is cm's status; a rejected ConfigMap is also reported (Event, log, metric).
+func (r *PolicyReconciler) configMapStatus(ctx context.Context, cm *corev1.ConfigMap, st policysource.SourceStatus) policysource.Status {
+	label := r.metricLabel(cm.Name)
+	if len(st.Errors) == 0 {
+		policysource.SourceErrors.WithLabelValues(label).Set(0)
+		return policysource.Status{Status: "ok", Serving: policysource.ServingCurrent}
 	}
-	policysource.SourceErrors.WithLabelValues(label).Set(0)
-	if len(set.Problems) == 0 {
-		return policysource.Status{Status: "ok"}
+	err := &engine.CompileError{Items: st.Errors}
+	var what string
+	switch st.Serving {
+	case policysource.ServingPrevious:
+		what = "this ConfigMap's last good version stays in service; the other policy sources' changes go in"
+	case policysource.ServingNone:
+		what = "this ConfigMap is not in service (it has never compiled); the other policy sources' changes go in"
+	default:
+		what = "the last good policy set stays in service"
 	}
-	var held []string
-	for _, name := range slices.Sorted(maps.Keys(set.Problems)) {
-		if name == "" { // not from a ConfigMap: an OPA bundle
-			name = "an OPA bundle (its errors are in the manager's log)"
-		}
-		held = append(held, name)
-	}
-	return policysource.Status{Status: "error", Errors: []engine.CompileErrorItem{{Message: fmt.Sprintf(
-		"valid, but not in service: the policy set is held back by %s; the last good set stays in service", strings.Join(held, ", "))}}}
+	r.Recorder.Event(cm, corev1.EventTypeWarning, EventPolicyRejected, "Policy not loaded: "+what+". Fix and re-apply: "+err.Error())
+	ctrl.LoggerFrom(ctx).Error(err, "policy configmap rejected", "configmap", cm.Name, "serving", st.Serving)
+	policysource.SourceErrors.WithLabelValues(label).Set(1)
+	return policysource.Status{Status: "error", Errors: st.Errors, Serving: st.Serving}
 }
 
 // annotate writes status into cm's annotation when it changed.
@@ -195,6 +263,24 @@ func (r *PolicyReconciler) annotate(ctx context.Context, cm *corev1.ConfigMap, s
 	}
 	if status.Status == "ok" {
 		r.Recorder.Event(cm, corev1.EventTypeNormal, EventPolicyLoaded, "Policy compiled and in service (revision "+r.Policies.Engine().Revision()+").")
+	}
+	return nil
+}
+
+// forget removes the status annotation of a ConfigMap that is no longer policy: a status
+// saying "ok" would claim that its policy is in service.
+func (r *PolicyReconciler) forget(ctx context.Context, name string) error {
+	cm := &corev1.ConfigMap{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: name}, cm); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if _, ok := cm.Annotations[policysource.StatusAnnotation]; !ok || r.isPolicy(cm) {
+		return nil
+	}
+	orig := cm.DeepCopy()
+	delete(cm.Annotations, policysource.StatusAnnotation)
+	if err := client.IgnoreNotFound(r.Patch(ctx, cm, client.MergeFrom(orig))); err != nil {
+		return fmt.Errorf("clear the status of configmap %s: %w", name, err)
 	}
 	return nil
 }

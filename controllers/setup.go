@@ -20,6 +20,7 @@ import (
 // Options configure the controllers.
 type Options struct {
 	// Input is what the policies see as input.config (global catalog namespace, default mode).
+	// Its OperandKinds, when nil, becomes the manager's check: served by a CRD and readable.
 	Input input.Config
 	// TakeOverApproval switches Automatic Subscriptions to Manual.
 	TakeOverApproval bool
@@ -54,11 +55,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Policies, erro
 		return nil, fmt.Errorf("compile the policies: %w", err)
 	}
 	policies := NewPolicies(e)
+	in := opts.Input.WithDefaults()
+	if in.OperandKinds == nil { // the manager reads operands only of kinds it may read, served by a CRD
+		in.OperandKinds = newOperandAccess(mgr.GetAPIReader(), mgr.GetClient())
+	}
 	gates := &GateReconciler{
 		Client:           mgr.GetClient(),
 		Recorder:         mgr.GetEventRecorderFor("tollgate"),
 		Policies:         policies,
-		Input:            opts.Input.WithDefaults(),
+		Input:            in,
 		TakeOverApproval: opts.TakeOverApproval,
 		Reevaluate:       opts.Reevaluate,
 	}

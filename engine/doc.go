@@ -5,14 +5,19 @@
 // A policy set is the embedded policies (package policies, minus *_test.rego), then OPA
 // bundles, then admin modules (ConfigMaps); a later module with the same path replaces an
 // earlier one. New compiles the whole set in strict mode (Rego v1) with restricted
-// capabilities — no http.send, net.lookup_ip_addr or opa.runtime — and prepares the one query,
-// data.tollgate.main.result, once. Any problem is a *CompileError listing file, row, column
-// and message, so a bad ConfigMap is rejected whole and the caller keeps its previous Engine.
+// capabilities — no http.send, net.lookup_ip_addr or opa.runtime, and no non-deterministic
+// built-in (rand.*, uuid.*, time.now_ns...: the clock is input.now) — checks the contract (a
+// `deny` that tollgate.main would never collect, a missing entry point), and prepares the one
+// query, data.tollgate.main.result, once. Any problem is a *CompileError listing file, row,
+// column and message, so a bad ConfigMap is rejected whole and the caller keeps its previous
+// Engine.
 //
-// Evaluate fails closed: a policy error, an undefined or malformed result, a missed deadline,
-// or a built-in error under an approval gives Allowed=false and a single PolicyError denial
-// saying what went wrong. Denials are sorted (standing first, then code, then message),
-// capped at MaxDenials, and their Source names the rule whose METADATA custom.code matches:
+// Evaluate fails closed: a policy error, an undefined, malformed or oversized result, a missed
+// deadline, or a built-in error under an approval gives Allowed=false and a single PolicyError
+// denial saying what went wrong. PolicyError and InstallPlanIncludesBlockedOperator always
+// stand, whatever the policy says of their override. Denials are sorted (standing first, then
+// code, then message), their texts cut at MaxText, capped at MaxDenials, and their Source names
+// the rule whose METADATA custom.code matches:
 // "upgrade/upgrade.rego:42 (deny: <title>)". Explain adds the rule per denial and the
 // policies' print() and trace() notes.
 //

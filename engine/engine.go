@@ -31,9 +31,11 @@ const DefaultTimeout = 2 * time.Second
 // MaxDenials caps Decision.Denials, matching the UpgradeGate CRD's MaxItems.
 const MaxDenials = 32
 
-// RestrictedBuiltins are the built-in functions no policy may call: they reach the network
-// or reveal the manager's runtime (environment, configuration). A module that calls one fails
-// to compile.
+// RestrictedBuiltins are built-in functions no policy may call because they reach the network
+// or reveal the manager's runtime (environment, configuration). Every non-deterministic
+// built-in (ast.Builtin.Nondeterministic: rand.intn, uuid.rfc4122, time.now_ns...) is refused
+// too, so that every decision can be replayed from its input document (the clock is
+// input.now). A module that calls one fails to compile, with a message that says why.
 var RestrictedBuiltins = []string{"http.send", "net.lookup_ip_addr", "opa.runtime"}
 
 // Module is one Rego source file.
@@ -247,11 +249,14 @@ func mergeInto(dst, src map[string]any, at string) error {
 func restrictedCapabilities() *ast.Capabilities {
 	caps := ast.CapabilitiesForThisVersion()
 	caps.Builtins = slices.DeleteFunc(caps.Builtins, func(b *ast.Builtin) bool {
-		return slices.Contains(RestrictedBuiltins, b.Name)
+		_, refused := refusedBuiltins[b.Name]
+		return refused
 	})
 	return caps
 }
 
+// compile parses and compiles the modules, and checks what the contract forbids although OPA
+// compiles it (checkContract). Every problem found is reported, OPA's first.
 func compile(sources map[string]string) (*ast.Compiler, error) {
 	var items []CompileErrorItem
 	parsed := make(map[string]*ast.Module, len(sources))
@@ -267,13 +272,17 @@ func compile(sources map[string]string) (*ast.Compiler, error) {
 	if len(items) > 0 {
 		return nil, &CompileError{Items: items}
 	}
+	contract := checkContract(parsed)
 	compiler := ast.NewCompiler().
 		WithStrict(true).
 		WithCapabilities(restrictedCapabilities()).
 		WithEnablePrintStatements(true).
 		WithDefaultRegoVersion(ast.RegoV1)
 	if compiler.Compile(parsed); compiler.Failed() {
-		return nil, compileError(compiler.Errors)
+		items = astErrorItems(compiler.Errors)
+	}
+	if items = append(items, contract...); len(items) > 0 {
+		return nil, &CompileError{Items: items}
 	}
 	return compiler, nil
 }
@@ -294,23 +303,13 @@ func astErrorItems(err error) []CompileErrorItem {
 	}
 	items := make([]CompileErrorItem, 0, len(errs))
 	for _, e := range errs {
-		it := CompileErrorItem{Message: restrictedMessage(e.Message)}
+		it := CompileErrorItem{Message: refusedMessage(e.Message)}
 		if e.Location != nil {
 			it.File, it.Row, it.Col = e.Location.File, e.Location.Row, e.Location.Col
 		}
 		items = append(items, it)
 	}
 	return items
-}
-
-// restrictedMessage says plainly that a call is refused by policy rather than unknown.
-func restrictedMessage(msg string) string {
-	for _, name := range RestrictedBuiltins {
-		if strings.Contains(msg, name) && (strings.Contains(msg, "unsafe built-in") || strings.Contains(msg, "undefined function")) {
-			return fmt.Sprintf("%s is not allowed in Tollgate policies (no network access or runtime introspection): %s", name, msg)
-		}
-	}
-	return msg
 }
 
 func revision(sources map[string]string, data map[string]any) string {

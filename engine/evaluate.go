@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,9 +41,11 @@ func (e *Engine) evaluate(ctx context.Context, input map[string]any, opts ...reg
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	var builtinErrs []topdown.Error
-	opts = append(opts, rego.EvalParsedInput(value), rego.EvalBuiltinErrorList(&builtinErrs))
+	opts = append(opts, rego.EvalParsedInput(value), rego.EvalBuiltinErrorList(&builtinErrs), rego.EvalGenerateJSON(boundedJSON))
 	rs, err := e.prepared.Eval(ctx, opts...)
 	switch {
+	case errors.Is(err, ErrResultShape):
+		return policyError(e.revision, err)
 	case err != nil && (ctx.Err() != nil || topdown.IsCancel(err)):
 		return policyError(e.revision, fmt.Errorf("%w (%s): %w", ErrDeadline, e.timeout, err))
 	case err != nil:

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
@@ -142,7 +145,7 @@ func policyError(revision string, err error) *Result {
 			Facts: []string{"the policies could not decide, so nothing is approved (fail closed)"},
 			Lift: []Remedy{{
 				Text:    "fix the policy (PolicyError cannot be overridden): each policy ConfigMap says what is wrong in its tollgate.dev/policy-status annotation, and the manager's log names bundle errors; tollgate explain --trace shows the policies' notes",
-				Command: "kubectl get configmaps -A -l tollgate.dev/policy -o custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,STATUS:.metadata.annotations.tollgate\\.dev/policy-status",
+				Command: `kubectl get configmaps -A -l tollgate.dev/policy -o 'custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,STATUS:.metadata.annotations.tollgate\.dev/policy-status'`,
 			}},
 		}}},
 	}
@@ -201,8 +204,66 @@ func typeName(v any) string {
 	}
 }
 
+// MaxText caps every text a policy writes into a result (a message, a fact, a remedy), in
+// bytes; longer ones are cut and end in "…". A policy's output must fit in an UpgradeGate.
+const MaxText = 2048
+
+// MaxResultBytes caps the result a policy returns, about as JSON: a larger one is a
+// PolicyError, found before it is copied out of the evaluator (a few rules can return
+// gigabytes by repeating one long string).
+const MaxResultBytes = 8 << 20
+
+// boundedJSON converts the query's value to JSON data when it is not larger than
+// MaxResultBytes (rego.EvalGenerateJSON).
+func boundedJSON(t *ast.Term, _ *rego.EvalContext) (any, error) {
+	budget := MaxResultBytes
+	if !within(t.Value, &budget) {
+		return nil, fmt.Errorf("%w: the result is larger than %d bytes", ErrResultShape, MaxResultBytes)
+	}
+	return ast.JSONWithOpt(t.Value, ast.JSONOpt{SortSets: true})
+}
+
+// within subtracts the size of v (about as JSON) from budget, and says whether it stayed
+// positive; it stops walking as soon as it does not.
+func within(v ast.Value, budget *int) bool {
+	each := func(t *ast.Term) bool { // true stops
+		*budget--
+		return !within(t.Value, budget)
+	}
+	switch x := v.(type) {
+	case ast.String:
+		*budget -= len(x) + 2
+	case ast.Number:
+		*budget -= len(x)
+	case *ast.Array:
+		for i := 0; i < x.Len() && *budget >= 0; i++ {
+			each(x.Elem(i))
+		}
+	case ast.Set:
+		x.Until(each)
+	case ast.Object:
+		x.Until(func(k, v *ast.Term) bool { return each(k) || each(v) })
+	default:
+		*budget -= 5
+	}
+	return *budget >= 0
+}
+
+// maxFacts and maxLift cap a denial's facts and remedies.
+const (
+	maxFacts = 16
+	maxLift  = 8
+)
+
+// notOverridable are the codes no policy may mark overridden: PolicyError means the policies
+// could not be trusted, and a waiver of InstallPlanIncludesBlockedOperator cannot lift the
+// hold (policies/README.md). tollgate.main refuses such overrides in Rego; the engine enforces
+// it again, so that a main replaced by a ConfigMap or bundle cannot either.
+var notOverridable = []string{tollgatev1alpha1.CodePolicyError, tollgatev1alpha1.CodeInstallPlanIncludesBlockedOperator}
+
 // finishDecision names each denial's rule, sorts and caps the denials, and makes Allowed
-// consistent with them (a standing denial always wins over allowed=true).
+// consistent with them: a standing denial always wins over allowed=true, a PolicyError always
+// stands, and so does InstallPlanIncludesBlockedOperator.
 func (e *Engine) finishDecision(w *wireResult) *Result {
 	r := &w.Result
 	type entry struct {
@@ -210,12 +271,15 @@ func (e *Engine) finishDecision(w *wireResult) *Result {
 		rule   ruleSource
 	}
 	entries := make([]entry, 0, len(w.Decision.Denials))
+	policyError := false
 	for _, d := range w.Decision.Denials {
 		rule := e.rules.lookup(d.Code, d.Package, d.Title)
 		if d.Source == "" {
 			d.Source = rule.String()
 		}
-		entries = append(entries, entry{d.Denial, rule})
+		enforceNotOverridable(&d.Denial)
+		policyError = policyError || d.Code == tollgatev1alpha1.CodePolicyError
+		entries = append(entries, entry{clipDenial(d.Denial), rule})
 	}
 	slices.SortStableFunc(entries, func(a, b entry) int {
 		if a.denial.Overridden != b.denial.Overridden {
@@ -226,7 +290,7 @@ func (e *Engine) finishDecision(w *wireResult) *Result {
 		}
 		return cmp.Or(cmp.Compare(a.denial.Code, b.denial.Code), cmp.Compare(a.denial.Message, b.denial.Message))
 	})
-	r.Decision = Decision{Allowed: w.Decision.Allowed}
+	r.Decision = Decision{Allowed: w.Decision.Allowed && !policyError}
 	if n := len(entries); n > MaxDenials {
 		r.Decision.Truncated = n - MaxDenials
 		entries = entries[:MaxDenials]
@@ -238,5 +302,63 @@ func (e *Engine) finishDecision(w *wireResult) *Result {
 	if r.Decision.BlockedBy() != "" {
 		r.Decision.Allowed = false
 	}
+	clipConditions(r.Conditions)
+	clipConditions(r.Health)
 	return r
+}
+
+// enforceNotOverridable makes a denial of a code that cannot be overridden stand, whatever
+// the policy said, and says so in a fact.
+func enforceNotOverridable(d *Denial) {
+	if !d.Overridden || !slices.Contains(notOverridable, d.Code) {
+		return
+	}
+	d.Overridden, d.OverrideReason = false, ""
+	d.Facts = append(d.Facts, fmt.Sprintf("the policy marked this %s denial overridden, but %s cannot be overridden: it stands", d.Code, d.Code))
+	if len(d.Lift) == 0 {
+		d.Lift = []Remedy{{Text: "the condition this rule checks must stop holding (" + d.Code + " cannot be overridden)"}}
+	}
+}
+
+// clipDenial caps the texts, facts and remedies of a denial (MaxText, maxFacts, maxLift).
+func clipDenial(d Denial) Denial {
+	d.Message, d.OverrideReason, d.Source = clip(d.Message), clip(d.OverrideReason), clip(d.Source)
+	if len(d.Facts) > maxFacts {
+		d.Facts = append(d.Facts[:maxFacts-1:maxFacts-1], fmt.Sprintf("(%d more facts left out)", len(d.Facts)-maxFacts+1))
+	}
+	for i := range d.Facts {
+		d.Facts[i] = clip(d.Facts[i])
+	}
+	if len(d.Lift) > maxLift {
+		d.Lift = d.Lift[:maxLift]
+	}
+	for i := range d.Lift {
+		// A cut command would not be safe to paste, nor a cut code overridable: drop them.
+		if len(d.Lift[i].Command) > MaxText {
+			d.Lift[i].Command = ""
+		}
+		if len(d.Lift[i].Override) > MaxText {
+			d.Lift[i].Override = ""
+		}
+		d.Lift[i].Text = clip(d.Lift[i].Text)
+	}
+	return d
+}
+
+func clipConditions(conds []Condition) {
+	for i := range conds {
+		conds[i].Message = clip(conds[i].Message)
+	}
+}
+
+// clip cuts s to at most MaxText bytes, on a character boundary, ending in "…".
+func clip(s string) string {
+	if len(s) <= MaxText {
+		return s
+	}
+	cut := MaxText - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

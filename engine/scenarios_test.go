@@ -445,9 +445,9 @@ func TestScenariosSubscriptionConditions(t *testing.T) {
 		conditions: map[string]string{"CatalogSourcesUnhealthy": "Unknown"},
 		denials:    []string{"CatalogSourceUnhealthy"},
 	}, {
-		name:       "CatalogSourceInvalid=True when the source catalog does not exist",
+		name:       "CatalogSourcesUnhealthy=True when the source catalog does not exist, as the denial says",
 		mutate:     func(w *world) { w.catalogs = nil },
-		conditions: map[string]string{"CatalogSourceInvalid": "True/CatalogSourceNotFound", "CatalogSourcesUnhealthy": "False"},
+		conditions: map[string]string{"CatalogSourcesUnhealthy": "True/CatalogSourceNotFound", "CatalogSourceInvalid": "Unknown/CatalogSourceNotFound"},
 		denials:    []string{"CatalogSourceUnhealthy"},
 	}, {
 		name: "CatalogSourceInvalid=True when the source catalog names two sources, with a message naming the fields",

@@ -1,8 +1,8 @@
 package explain
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -10,6 +10,7 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/printers"
 )
 
 // denial renders one denial: its rule, the policies' facts, and their remedies with the
@@ -35,15 +36,23 @@ func (x *Explainer) plain(dec *approval.Decision, d engine.Denial) Denial {
 }
 
 // remedy renders one of the policies' remedies: an override becomes the kubectl patch that
-// adds it; a Subscription becomes the command that explains it, with its standing denials.
+// adds it; a Subscription becomes the command that explains it, with its standing denials; a
+// command of the policies' own is checked (policyCommand). Every command is safe to paste:
+// each argument that is not a plain word is quoted for the shell.
 func (x *Explainer) remedy(dec *approval.Decision, l engine.Remedy) Remedy {
-	r := Remedy{Text: l.Text, Command: l.Command}
+	r := Remedy{Text: l.Text}
 	switch {
 	case l.Override != "":
 		r.Command = overridePatch(dec, l.Override)
 	case l.Subscription != nil:
-		r.Command = fmt.Sprintf("%s explain -n %s %s", x.Self, l.Subscription.Namespace, l.Subscription.Name)
 		r.Held = x.peerDenials(dec, *l.Subscription)
+		// The key comes from the policies: name it in a command only when it is a name
+		// Kubernetes would accept, so it cannot turn into an option of the command.
+		if plainName(l.Subscription.Namespace) && plainName(l.Subscription.Name) {
+			r.Command = x.Self + " " + printers.Command("explain", "-n", l.Subscription.Namespace, l.Subscription.Name)
+		}
+	case l.Command != "":
+		r.Text, r.Command = policyCommand(l.Text, l.Command)
 	}
 	return r
 }
@@ -80,9 +89,15 @@ func override(gate *tollgatev1alpha1.UpgradeGate, code string) *tollgatev1alpha1
 }
 
 // overridePatch is the kubectl patch that adds an override of code to the Subscription's
-// gate. A merge patch replaces the whole list, so the gate's other overrides are carried
-// along.
+// gate, or "" when the Subscription's namespace or name is no plain name (a snapshot may hold
+// anything). A merge patch replaces the whole list, so the gate's other overrides are carried
+// along, with their admin-written reasons: the patch is one shell-quoted argument, and its
+// JSON is printable ASCII (asciiJSON), so what a person sees is exactly what a paste runs.
 func overridePatch(dec *approval.Decision, code string) string {
+	sub := dec.Subscription
+	if !plainName(sub.Namespace) || !plainName(sub.Name) {
+		return ""
+	}
 	type entry struct {
 		Code    string `json:"code"`
 		Reason  string `json:"reason"`
@@ -103,8 +118,10 @@ func overridePatch(dec *approval.Decision, code string) string {
 	}
 	list = append(list, entry{Code: code, Reason: "<why this upgrade is safe anyway>"})
 	sort.SliceStable(list, func(i, j int) bool { return list[i].Code < list[j].Code })
-	b, _ := json.Marshal(map[string]any{"spec": map[string]any{"overrides": list}})
-	// Keep the placeholder readable: encoding/json escapes < and >.
-	p := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">").Replace(string(b))
-	return fmt.Sprintf("kubectl patch upgradegate -n %s %s --type merge -p '%s'", dec.Subscription.Namespace, dec.Subscription.Name, p)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep the placeholder readable: < and > are harmless in quotes
+	_ = enc.Encode(map[string]any{"spec": map[string]any{"overrides": list}})
+	patch := asciiJSON(strings.TrimSuffix(buf.String(), "\n"))
+	return kubectl("patch", "upgradegate", sub.Namespace, sub.Name, "--type", "merge", "-p", patch)
 }

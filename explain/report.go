@@ -68,7 +68,10 @@ type Denial struct {
 // Remedy is one way to lift a denial: what must happen, the command that does it when there
 // is one, and for a denial that another Subscription causes, that Subscription's own denials.
 type Remedy struct {
-	Text    string `json:"text"`
+	Text string `json:"text"`
+	// Command is safe to paste into a POSIX shell: it runs exactly the words it shows, and it
+	// is printable ASCII (see commands.go). A command a policy suggested that Tollgate cannot
+	// check is left out, and Text says so.
 	Command string `json:"command,omitempty"`
 	// Held are the standing denials of the Subscription this remedy points at.
 	Held []Denial `json:"held,omitempty"`
@@ -157,11 +160,11 @@ func (x *Explainer) notices(dec *approval.Decision, res *engine.Result) []Remedy
 		notices = append(notices, Remedy{
 			Text: fmt.Sprintf("installPlanApproval is %s: OLM approves this operator's InstallPlans itself, so Tollgate cannot hold them and only reports its decision. "+
 				"To let Tollgate gate upgrades, switch it to Manual (or run the manager with --take-over-approval):", approval.ApprovalOf(sub)),
-			Command: fmt.Sprintf(`kubectl patch subscription -n %s %s --type merge -p '{"spec":{"installPlanApproval":"Manual"}}'`, sub.Namespace, sub.Name)})
+			Command: kubectl("patch", "subscription", sub.Namespace, sub.Name, "--type", "merge", "-p", `{"spec":{"installPlanApproval":"Manual"}}`)})
 	}
 	if approval.EffectiveMode(dec.Gate, x.Decider.Input.WithDefaults().DefaultMode) == tollgatev1alpha1.ModeAudit {
 		notices = append(notices, Remedy{Text: "The gate is in Audit mode: Tollgate decides and reports but never approves. To let it approve:",
-			Command: fmt.Sprintf(`kubectl patch upgradegate -n %s %s --type merge -p '{"spec":{"mode":"Enforce"}}'`, sub.Namespace, sub.Name)})
+			Command: kubectl("patch", "upgradegate", sub.Namespace, sub.Name, "--type", "merge", "-p", `{"spec":{"mode":"Enforce"}}`)})
 	}
 	if res.Decision.Truncated > 0 {
 		notices = append(notices, Remedy{Text: fmt.Sprintf("%d more denial(s) were left out (at most %d are kept).", res.Decision.Truncated, engine.MaxDenials)})

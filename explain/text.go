@@ -3,6 +3,7 @@ package explain
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/tollgate-dev/tollgate/engine"
@@ -70,7 +71,7 @@ func (r *Report) writeDecision(p *printer) {
 	}
 	for _, n := range r.Notices {
 		p.blank()
-		p.line("Note: %s", printers.Wrap(n.Text, 100, "  "))
+		p.line("Note: %s", wrap(n.Text, 100, "  "))
 		if n.Command != "" {
 			p.line("    %s", n.Command)
 		}
@@ -138,9 +139,35 @@ type printer struct {
 	err    error
 }
 
+// rendered is text the printer laid out itself (a wrapped paragraph, whose words
+// printers.Wrap escaped): line prints it as is.
+type rendered string
+
+// wrap is printers.Wrap for line.
+func wrap(text string, width int, indent string) rendered {
+	return rendered(printers.Wrap(text, width, indent))
+}
+
+// line prints one line. Its string arguments come from the cluster, the policies or the
+// admins, so each is escaped (printers.Escape): no control character, tab or BiDi control
+// reaches the terminal. Only rendered text keeps its line breaks.
 func (p *printer) line(format string, args ...any) {
+	safe := make([]any, 0, len(args))
+	for _, a := range args {
+		switch v := a.(type) {
+		case rendered:
+			a = string(v)
+		case string:
+			a = printers.Escape(v)
+		default:
+			if rv := reflect.ValueOf(a); rv.Kind() == reflect.String { // a named string type
+				a = printers.Escape(rv.String())
+			}
+		}
+		safe = append(safe, a)
+	}
 	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, p.indent+format+"\n", args...)
+		_, p.err = fmt.Fprintf(p.w, p.indent+format+"\n", safe...)
 	}
 }
 
@@ -164,7 +191,7 @@ func (p *printer) denial(number string, d Denial) {
 	}
 	p.line("%s", head)
 	pad := strings.Repeat(" ", len(number))
-	p.line("%s%s", pad, printers.Wrap(d.Message, 100, p.indent+pad))
+	p.line("%s%s", pad, wrap(d.Message, 100, p.indent+pad))
 	if d.File != "" {
 		rule := fmt.Sprintf("%s:%d", d.File, d.Row)
 		if d.Rule != "" {
@@ -191,7 +218,7 @@ func (p *printer) item(i int, label, text string) {
 	if i == 0 {
 		first = label
 	}
-	p.line("%s- %s", first, printers.Wrap(text, 100, p.indent+pad+"  "))
+	p.line("%s- %s", first, wrap(text, 100, p.indent+pad+"  "))
 }
 
 // items prints a labelled list.

@@ -102,14 +102,19 @@ func nextDecision(old tollgatev1alpha1.Decision, o Observation) tollgatev1alpha1
 	return next
 }
 
-// Denials are the denials as the gate records them (without facts and remedies).
+// Denials are the denials as the gate records them: without facts and remedies, their texts
+// truncated to MaxDenialText.
 func Denials(d engine.Decision) []tollgatev1alpha1.Denial {
 	if len(d.Denials) == 0 {
 		return nil
 	}
 	out := make([]tollgatev1alpha1.Denial, 0, len(d.Denials))
 	for _, den := range d.Denials {
-		out = append(out, den.Denial)
+		rec := den.Denial
+		rec.Message = truncate(rec.Message, MaxDenialText)
+		rec.OverrideReason = truncate(rec.OverrideReason, MaxDenialText)
+		rec.Source = truncate(rec.Source, MaxDenialText)
+		out = append(out, rec)
 	}
 	return out
 }
@@ -124,26 +129,28 @@ func DecisionChanged(old, next tollgatev1alpha1.Decision) bool {
 }
 
 // toConditions converts the policies' conditions. A reason the API server would refuse is
-// replaced by InvalidReason, and reported.
+// replaced by InvalidReason, and reported; mergeConditions truncates the messages.
 func toConditions(in []engine.Condition, generation int64) ([]metav1.Condition, []string) {
 	out := make([]metav1.Condition, 0, len(in))
 	var problems []string
 	for _, c := range in {
 		reason, msg := c.Reason, c.Message
-		if !reasonPattern.MatchString(reason) {
-			problems = append(problems, fmt.Sprintf("condition %s: the policies returned the reason %q, which is not a valid condition reason (a letter, then letters, digits, '_', ',' or ':'); recorded as %s", c.Type, reason, InvalidReason))
-			reason, msg = InvalidReason, fmt.Sprintf("(the policies returned the invalid reason %q) %s", reason, msg)
+		if len(reason) > MaxConditionReason || !reasonPattern.MatchString(reason) {
+			shown := truncate(reason, 256)
+			problems = append(problems, fmt.Sprintf("condition %s: the policies returned the reason %q, which is not a valid condition reason (a letter, then letters, digits, '_', ',' or ':', at most %d bytes); recorded as %s", c.Type, shown, MaxConditionReason, InvalidReason))
+			reason, msg = InvalidReason, fmt.Sprintf("(the policies returned the invalid reason %q) %s", shown, msg)
 		}
 		out = append(out, metav1.Condition{Type: c.Type, Status: c.Status, Reason: reason, Message: msg, ObservedGeneration: generation})
 	}
 	return out, problems
 }
 
-// mergeConditions returns want, carrying over lastTransitionTime from old for conditions
-// whose status did not change.
+// mergeConditions returns want, its messages truncated to MaxConditionMessage, carrying over
+// lastTransitionTime from old for conditions whose status did not change.
 func mergeConditions(old, want []metav1.Condition, now metav1.Time) []metav1.Condition {
 	out := make([]metav1.Condition, 0, len(want))
 	for _, c := range want {
+		c.Message = truncate(c.Message, MaxConditionMessage)
 		c.LastTransitionTime = now
 		if prev := meta.FindStatusCondition(old, c.Type); prev != nil && prev.Status == c.Status {
 			c.LastTransitionTime = prev.LastTransitionTime

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,6 +38,10 @@ type Config struct {
 	// DefaultMode is the mode of a gate whose spec.mode is empty; default
 	// tollgatev1alpha1.DefaultMode.
 	DefaultMode tollgatev1alpha1.Mode
+	// OperandKinds decides which kinds the installed CSV owns are operands to read (the manager
+	// checks the CRDs and its own access). Nil trusts the CSV, for a snapshot, which holds no
+	// CRDs; kinds of a built-in group are refused either way. The policies do not see it.
+	OperandKinds OperandKinds
 }
 
 // WithDefaults fills the empty fields with their defaults.
@@ -72,7 +75,8 @@ type Document struct {
 	InstalledCSV        *v1alpha1.ClusterServiceVersion
 	Gate                *tollgatev1alpha1.UpgradeGate
 	PendingInstallPlans []v1alpha1.InstallPlan
-	// OperandGVKs are the kinds the installed CSV owns, so the controller can watch them.
+	// OperandGVKs are the operand kinds read (owned by the installed CSV, served by a CRD and
+	// readable), so the controller can watch them.
 	OperandGVKs []schema.GroupVersionKind
 }
 
@@ -90,6 +94,8 @@ type state struct {
 	pending                     []v1alpha1.InstallPlan
 	catalogs                    []v1alpha1.CatalogSource
 	operands                    []any
+	operandKinds                []OwnedKind
+	unreadable                  []*UnreadableError
 }
 
 // Build gathers the input for the Subscription key. It returns (nil, nil) when the
@@ -109,7 +115,7 @@ func (b *Builder) Build(ctx context.Context, key types.NamespacedName) (*Documen
 		return nil, g.err
 	}
 	d.InstalledCSV, d.PendingInstallPlans = st.installedCSV, st.pending
-	d.OperandGVKs = ownedGVKs(st.installedCSV)
+	d.OperandGVKs = gvks(st.operandKinds)
 	if gate, ok := st.gate.(*tollgatev1alpha1.UpgradeGate); ok {
 		d.Gate = gate
 	}
@@ -158,8 +164,12 @@ func (g *gatherer) read(ctx context.Context, sub *v1alpha1.Subscription, cfg Con
 	// The PackageManifest knows the channel head, so a replacement shows even before OLM
 	// has moved currentCSV. Only accepted when it comes from the Subscription's own catalog.
 	st.pkg = nilIfAbsent(g.packageManifest(ctx, ns, sub))
-	// Operands: instances of the CRDs the installed CSV owns, for health aggregation.
-	st.operands = g.operands(ctx, ownedGVKs(st.installedCSV), targetNamespaces(group))
+	// Operands: instances of the CRDs the installed CSV owns, for health aggregation. Only
+	// kinds a CRD serves are read; those Tollgate may not read make health Unknown.
+	kinds, unreadable := g.operandKinds(ctx, st.installedCSV, cfg.OperandKinds)
+	var refused []*UnreadableError
+	st.operands, st.operandKinds, refused = g.operands(ctx, kinds, targetNamespaces(group))
+	st.unreadable = append(unreadable, refused...)
 	// The gate holds the admin's overrides and mode.
 	st.gate = g.optional(ctx, ns, sub.Name, &tollgatev1alpha1.UpgradeGate{})
 	return st
@@ -168,21 +178,22 @@ func (g *gatherer) read(ctx context.Context, sub *v1alpha1.Subscription, cfg Con
 // document is the input document of st, as policies/README.md describes it.
 func (st *state) document(cfg Config, now time.Time) map[string]any {
 	return map[string]any{
-		"apiVersion":          APIVersion,
-		"subscription":        object(st.sub),
-		"installedCSV":        object(nilIfAbsent(st.installedCSV)),
-		"currentCSV":          object(st.currentCSV),
-		"installPlan":         object(st.plan),
-		"pendingInstallPlans": objects(st.pending),
-		"installPlanPeers":    []any{},
-		"catalogSources":      objects(st.catalogs),
-		"sourceCatalog":       object(st.source),
-		"operatorCondition":   object(st.opCond),
-		"operatorGroup":       object(st.group),
-		"packageManifest":     object(st.pkg),
-		"operands":            st.operands,
-		"gate":                object(st.gate),
-		"now":                 now.UTC().Format(time.RFC3339),
+		"apiVersion":             APIVersion,
+		"subscription":           object(st.sub),
+		"installedCSV":           object(nilIfAbsent(st.installedCSV)),
+		"currentCSV":             object(st.currentCSV),
+		"installPlan":            object(st.plan),
+		"pendingInstallPlans":    objects(st.pending),
+		"installPlanPeers":       []any{},
+		"catalogSources":         objects(st.catalogs),
+		"sourceCatalog":          object(st.source),
+		"operatorCondition":      object(st.opCond),
+		"operatorGroup":          object(st.group),
+		"packageManifest":        object(st.pkg),
+		"operands":               st.operands,
+		"unreadableOperandKinds": unreadableData(st.unreadable),
+		"gate":                   object(st.gate),
+		"now":                    now.UTC().Format(time.RFC3339),
 		"config": map[string]any{
 			"globalCatalogNamespace": cfg.GlobalCatalogNamespace,
 			"defaultMode":            string(cfg.DefaultMode),
@@ -338,72 +349,6 @@ func (g *gatherer) packageManifest(ctx context.Context, ns string, sub *v1alpha1
 		return nil
 	}
 	return pkg
-}
-
-// ownedGVKs maps spec.customresourcedefinitions.owned to kinds: a CRD is named
-// <plural>.<group>, so the group is what follows the first dot.
-func ownedGVKs(csv *v1alpha1.ClusterServiceVersion) []schema.GroupVersionKind {
-	if csv == nil {
-		return nil
-	}
-	var gvks []schema.GroupVersionKind
-	for _, crd := range csv.Spec.CustomResourceDefinitions.Owned {
-		_, group, ok := strings.Cut(crd.Name, ".")
-		if !ok || crd.Version == "" || crd.Kind == "" {
-			continue
-		}
-		gvk := schema.GroupVersionKind{Group: group, Version: crd.Version, Kind: crd.Kind}
-		if !slices.Contains(gvks, gvk) {
-			gvks = append(gvks, gvk)
-		}
-	}
-	return gvks
-}
-
-// targetNamespaces are the OperatorGroup's status.namespaces; nil means all namespaces
-// (no group, none listed, or "" listed).
-func targetNamespaces(group *operatorsv1.OperatorGroup) []string {
-	if group == nil || len(group.Status.Namespaces) == 0 || slices.Contains(group.Status.Namespaces, "") {
-		return nil
-	}
-	return group.Status.Namespaces
-}
-
-func (g *gatherer) operands(ctx context.Context, gvks []schema.GroupVersionKind, namespaces []string) []any {
-	seen := map[string]bool{}
-	var found []*unstructured.Unstructured
-	scopes := namespaces
-	if scopes == nil {
-		scopes = []string{""} // all namespaces
-	}
-	for _, gvk := range gvks {
-		for _, ns := range scopes {
-			list := &unstructured.UnstructuredList{}
-			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-			// A kind that is not served (CRD not yet installed, or removed) has no operands.
-			if !g.list(ctx, list, client.InNamespace(ns)) {
-				break
-			}
-			for i := range list.Items {
-				item := &list.Items[i]
-				// A cluster-scoped kind ignores the namespace: list it once.
-				if id := item.GetKind() + "/" + item.GetNamespace() + "/" + item.GetName(); !seen[id] {
-					seen[id] = true
-					found = append(found, item)
-				}
-			}
-		}
-	}
-	slices.SortFunc(found, func(a, b *unstructured.Unstructured) int {
-		return cmp.Or(cmp.Compare(a.GetKind(), b.GetKind()), cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
-	})
-	out := make([]any, 0, len(found))
-	for _, u := range found {
-		m := u.DeepCopy().Object
-		unstructured.RemoveNestedField(m, "metadata", "managedFields")
-		out = append(out, m)
-	}
-	return out
 }
 
 // object renders an object as the API server would return it: apiVersion and kind set

@@ -157,7 +157,7 @@ func TestBuildGathersTheDocument(t *testing.T) {
 
 	keys := []string{"apiVersion", "subscription", "installedCSV", "currentCSV", "installPlan", "pendingInstallPlans",
 		"installPlanPeers", "catalogSources", "sourceCatalog", "operatorCondition", "operatorGroup", "packageManifest",
-		"operands", "gate", "now", "config"}
+		"operands", "unreadableOperandKinds", "gate", "now", "config"}
 	for _, k := range keys {
 		assert.Contains(t, doc, k, "every key is present, missing objects as null")
 	}
@@ -181,6 +181,7 @@ func TestBuildGathersTheDocument(t *testing.T) {
 	assert.Equal(t, map[string]any{"globalCatalogNamespace": "olm", "defaultMode": "Enforce"}, doc["config"])
 
 	assert.Equal(t, []any{}, doc["installPlanPeers"], "the peers' decisions are the approval package's to add")
+	assert.Equal(t, []any{}, doc["unreadableOperandKinds"])
 
 	assert.Equal(t, "etcd.v1", in.InstalledCSV.Name)
 	assert.Equal(t, "etcd", in.Gate.Name)

@@ -1,7 +1,9 @@
 package policysource
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,25 +16,32 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-logr/logr"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/tollgate-dev/tollgate/printers"
 )
 
 // DefaultBundlePollInterval is how often a bundle is re-read when BundleOptions.PollInterval
 // is zero.
 const DefaultBundlePollInterval = 60 * time.Second
 
-// DefaultBundleMaxBytes caps a bundle (a tarball, an HTTP response, one file of a directory)
-// when BundleOptions.MaxBytes is zero.
+// DefaultBundleMaxBytes caps a bundle (a tarball or an HTTP response as received, and the
+// files of a bundle uncompressed, each and all together) when BundleOptions.MaxBytes is zero.
 const DefaultBundleMaxBytes = 64 << 20
+
+// maxErrorBody caps what an error keeps of a bundle server's answer to a failed request.
+const maxErrorBody = 512
 
 // BundleOptions configure LoadBundles.
 type BundleOptions struct {
@@ -45,11 +54,24 @@ type BundleOptions struct {
 	Once bool
 	// Client fetches from bundle servers; nil means a client with a 30s timeout.
 	Client *http.Client
-	// MaxBytes caps a tarball or HTTP response and each file of a directory; zero means
-	// DefaultBundleMaxBytes.
+	// MaxBytes caps a tarball or HTTP response as received, and the files of a bundle
+	// uncompressed, each and all together (a small gzip file can expand a thousandfold); zero
+	// means DefaultBundleMaxBytes.
 	MaxBytes int64
 	// Log receives the pollers' reports; the zero value means ctrl.Log.WithName("bundles").
 	Log logr.Logger
+	// AllowInsecureHTTP allows bundle servers over plain http: http:// locations and redirects
+	// to http. Off, they are refused: a bundle fetched in clear text can be changed on the way.
+	AllowInsecureHTTP bool
+	// VerificationKey, when set, verifies every bundle's signature (.signatures.json, as `opa
+	// build --signing-key` or `opa sign` write it), and an unsigned bundle is refused. It is a
+	// PEM public key or certificate, or an HMAC secret, or a file holding one (as OPA's
+	// --verification-key). Without it, a signed bundle is refused: it could not be verified.
+	VerificationKey string
+	// VerificationKeyID is the key's id, as the signatures name it; empty means "default".
+	VerificationKeyID string
+	// SigningAlgorithm is the signatures' algorithm; empty means RS256.
+	SigningAlgorithm string
 }
 
 // BundleSource holds the OPA bundles given to `tollgate run --bundle`, in the order given, and
@@ -61,8 +83,10 @@ type BundleOptions struct {
 //     If-None-Match; 200 brings a new bundle and ETag, 304 means unchanged).
 //
 // Modules are Rego v1. Files ending in _test.rego are left out (packs ship their tests beside
-// their policies). Signed bundles (.signatures.json) are refused: Tollgate does not verify
-// bundle signatures. Two bundles may not have overlapping manifest roots (OPA's rule for
+// their policies). Signed bundles (.signatures.json) are verified with
+// BundleOptions.VerificationKey, which then makes signatures required; without a key a signed
+// bundle is refused. Bundle servers are reached over https only, unless
+// BundleOptions.AllowInsecureHTTP. Two bundles may not have overlapping manifest roots (OPA's rule for
 // several bundles) nor modules with the same path, which would silently replace one another.
 //
 // Every location must load at start: a missing path, a directory that is no bundle, a bad
@@ -74,6 +98,8 @@ type BundleOptions struct {
 type BundleSource struct {
 	opts BundleOptions
 	locs []*bundleLocation
+
+	verify *bundle.VerificationConfig // nil: no key, signed bundles are refused
 
 	mu      sync.RWMutex
 	current []*bundle.Bundle
@@ -105,13 +131,21 @@ func LoadBundles(ctx context.Context, locations []string, opts BundleOptions) (*
 	if opts.Log.GetSink() == nil {
 		opts.Log = ctrl.Log.WithName("bundles")
 	}
-	s := &BundleSource{opts: opts, changed: make(chan event.GenericEvent, 1)}
+	opts.Client = refuseInsecureRedirects(opts.Client, opts.AllowInsecureHTTP)
+	verify, err := opts.verification()
+	if err != nil {
+		return nil, err
+	}
+	s := &BundleSource{opts: opts, changed: make(chan event.GenericEvent, 1), verify: verify}
 	for _, raw := range locations {
 		loc := &bundleLocation{raw: raw, name: raw}
 		if strings.HasPrefix(raw, "http://") || strings.HasPrefix(raw, "https://") {
 			u, err := url.Parse(raw)
 			if err != nil || u.Host == "" {
 				return nil, fmt.Errorf("bundle %s: not a valid URL", raw)
+			}
+			if err := checkScheme(u, opts.AllowInsecureHTTP); err != nil {
+				return nil, fmt.Errorf("bundle %s: %w", raw, err)
 			}
 			loc.url = u
 			clean := *u
@@ -227,6 +261,9 @@ func (s *BundleSource) read(ctx context.Context, loc *bundleLocation) (b *bundle
 	case err != nil:
 		return nil, "", "", err
 	case info.IsDir():
+		if err := checkDirectorySize(loc.raw, s.opts.MaxBytes); err != nil {
+			return nil, "", "", err
+		}
 		b, err = s.readBundle(bundle.NewDirectoryLoader(loc.raw).WithSizeLimitBytes(s.opts.MaxBytes))
 		if err != nil && strings.Contains(err.Error(), "multiple manifest files") {
 			err = fmt.Errorf("%w (a bundle directory holds one bundle: give each bundle, e.g. each policy pack, its own --bundle)", err)
@@ -271,8 +308,7 @@ func (s *BundleSource) fetch(ctx context.Context, loc *bundleLocation) (*bundle.
 		return nil, loc.etag, loc.hash, nil
 	case http.StatusOK:
 	default:
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
-		return nil, "", "", fmt.Errorf("GET %s: %s: %s", loc.name, resp.Status, strings.TrimSpace(string(msg)))
+		return nil, "", "", fmt.Errorf("GET %s: %s: %s", loc.name, printers.Escape(resp.Status), errorBody(resp.Body))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, s.opts.MaxBytes+1))
 	if err != nil {
@@ -292,6 +328,11 @@ func (s *BundleSource) readTarball(data []byte, baseURL string) (*bundle.Bundle,
 	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
 		return nil, errors.New("not a gzipped tar bundle (.tar.gz, as `opa build` writes it)")
 	}
+	// OPA's loader reads every file into memory before it returns the first one: check the
+	// total first.
+	if err := checkTarballSize(data, s.opts.MaxBytes); err != nil {
+		return nil, err
+	}
 	b, err := s.readBundle(bundle.NewTarballLoaderWithBaseURL(bytes.NewReader(data), baseURL).WithSizeLimitBytes(s.opts.MaxBytes))
 	if err != nil {
 		return nil, fmt.Errorf("read bundle tarball: %w", err)
@@ -299,19 +340,25 @@ func (s *BundleSource) readTarball(data []byte, baseURL string) (*bundle.Bundle,
 	return b, nil
 }
 
-// readBundle reads one bundle, leaving out policy tests, and insists it holds something.
+// readBundle reads one bundle, leaving out policy tests, and insists it holds something. A
+// signed bundle is verified (s.verify); then every file is read, so that each can be checked
+// against the signatures, and the tests are left out afterwards.
 func (s *BundleSource) readBundle(loader bundle.DirectoryLoader) (*bundle.Bundle, error) {
-	loader = loader.WithFilter(func(abspath string, info fs.FileInfo, _ int) bool {
-		return !info.IsDir() && strings.HasSuffix(abspath, "_test.rego")
-	})
+	if s.verify == nil {
+		loader = loader.WithFilter(func(abspath string, info fs.FileInfo, _ int) bool {
+			return !info.IsDir() && strings.HasSuffix(abspath, "_test.rego")
+		})
+	}
 	b, err := bundle.NewCustomReader(loader).
 		WithRegoVersion(ast.RegoV1).
 		WithProcessAnnotations(true).
 		WithSizeLimitBytes(s.opts.MaxBytes).
+		WithBundleVerificationConfig(s.verify).
 		Read()
 	if err != nil {
-		return nil, err
+		return nil, signatureHint(err, s.verify != nil)
 	}
+	b.Modules = withoutTests(b.Modules)
 	if len(b.Modules) == 0 && len(b.Data) == 0 {
 		return nil, errors.New("no Rego modules (other than tests) and no data: not an OPA bundle")
 	}
@@ -370,4 +417,91 @@ func bundleHash(b *bundle.Bundle) string {
 	fmt.Fprintf(h, "%d:%s\x00", len(manifest), manifest)
 	h.Write(data)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ErrBundleTooLarge says a bundle's files add up to more than BundleOptions.MaxBytes.
+var ErrBundleTooLarge = errors.New("bundle too large")
+
+// checkTarballSize fails when the files of a gzipped tarball add up to more than max bytes
+// uncompressed (their tar headers included), without decompressing more than that: each
+// file's declared size is checked before its content is read. A tarball that does not read
+// is left to OPA's loader, which says what is wrong with it.
+func checkTarballSize(data []byte, max int64) error {
+	if at, over := tarballOver(data, max); over {
+		return fmt.Errorf("%w: its files add up to more than %d bytes uncompressed (at %s), the limit for a whole bundle",
+			ErrBundleTooLarge, max, printers.Escape(at))
+	}
+	return nil
+}
+
+// tarballOver names the file of a gzipped tarball at which its size passes max, if it does.
+func tarballOver(data []byte, max int64) (string, bool) {
+	gz, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return "", false
+	}
+	counted := &countingReader{r: gz}
+	tr := tar.NewReader(counted)
+	for {
+		hdr, err := tr.Next()
+		if err != nil { // io.EOF, or a broken tarball for OPA to report
+			return "", false
+		}
+		if counted.n+hdr.Size > max {
+			return hdr.Name, true
+		}
+	}
+}
+
+// checkDirectorySize fails when the files of a bundle directory that the loader reads (not
+// the policy tests) add up to more than max bytes. What cannot be read is left to the loader.
+func checkDirectorySize(root string, max int64) error {
+	var total int64
+	at := ""
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && !strings.HasSuffix(p, "_test.rego") {
+			if info, ierr := d.Info(); ierr == nil {
+				total += info.Size()
+			}
+		}
+		if total > max {
+			at = p
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if at != "" {
+		return fmt.Errorf("%w: its files add up to more than %d bytes (at %s), the limit for a whole bundle", ErrBundleTooLarge, max, printers.Escape(at))
+	}
+	return nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// errorBody is what an error keeps of a bundle server's answer: at most maxErrorBody bytes,
+// cut at a character boundary and marked when cut, escaped, since it is printed to terminals
+// and logs and the server may be anyone's.
+func errorBody(body io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(body, maxErrorBody+1))
+	cut := ""
+	if len(b) > maxErrorBody {
+		b, cut = b[:maxErrorBody], fmt.Sprintf(" … (cut at %d bytes)", maxErrorBody)
+		start := len(b) - 1 // drop a character the cut split
+		for start > 0 && start > len(b)-utf8.UTFMax && !utf8.RuneStart(b[start]) {
+			start--
+		}
+		if !utf8.FullRune(b[start:]) {
+			b = b[:start]
+		}
+	}
+	return printers.Escape(strings.TrimSpace(string(b))) + cut
 }

@@ -299,14 +299,14 @@ func TestBundleServerETagPolling(t *testing.T) {
 	})
 	srv := &bundleServer{}
 	srv.set(v1, `"v1"`, false)
-	ts := httptest.NewServer(srv)
+	ts := httptest.NewTLSServer(srv)
 	defer ts.Close()
 	url := ts.URL + "/bundles/srv.tar.gz?token=secret"
 	metric := SourceErrors.WithLabelValues("bundle/" + ts.URL + "/bundles/srv.tar.gz")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	src, err := LoadBundles(ctx, []string{url}, BundleOptions{PollInterval: time.Hour, Log: logr.Discard()})
+	src, err := LoadBundles(ctx, []string{url}, BundleOptions{PollInterval: time.Hour, Log: logr.Discard(), Client: ts.Client()})
 	require.NoError(t, err)
 	assert.Equal(t, "", srv.lastIfNoneMatch())
 	assert.Equal(t, []string{"srv.rego"}, modulePaths(src.Bundles()))
@@ -364,11 +364,11 @@ func TestBundleServerETagPolling(t *testing.T) {
 func TestBundleServerPollsInTheBackground(t *testing.T) {
 	srv := &bundleServer{}
 	srv.set(tarGz(t, map[string]string{"bg.rego": demoModule("bg", "v1")}), `"1"`, false)
-	ts := httptest.NewServer(srv)
+	ts := httptest.NewTLSServer(srv)
 	defer ts.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	src, err := LoadBundles(ctx, []string{ts.URL}, BundleOptions{PollInterval: 10 * time.Millisecond, Log: logr.Discard()})
+	src, err := LoadBundles(ctx, []string{ts.URL}, BundleOptions{PollInterval: 10 * time.Millisecond, Log: logr.Discard(), Client: ts.Client()})
 	require.NoError(t, err)
 
 	srv.set(tarGz(t, map[string]string{"bg.rego": demoModule("bg", "v2")}), `"2"`, false)
@@ -383,14 +383,16 @@ func TestBundleServerPollsInTheBackground(t *testing.T) {
 func TestBundleServerMustAnswerAtStart(t *testing.T) {
 	srv := &bundleServer{}
 	srv.set(nil, "", true)
-	ts := httptest.NewServer(srv)
+	ts := httptest.NewTLSServer(srv)
 	defer ts.Close()
-	_, err := LoadBundles(context.Background(), []string{ts.URL + "/b.tar.gz"}, quiet())
+	opts := quiet()
+	opts.Client = ts.Client()
+	_, err := LoadBundles(context.Background(), []string{ts.URL + "/b.tar.gz"}, opts)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "500")
 
 	ts.Close()
-	_, err = LoadBundles(context.Background(), []string{ts.URL + "/b.tar.gz"}, quiet())
+	_, err = LoadBundles(context.Background(), []string{ts.URL + "/b.tar.gz"}, opts)
 	require.Error(t, err)
 }
 

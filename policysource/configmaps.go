@@ -40,6 +40,9 @@ const (
 type Status struct {
 	Status string                    `json:"status"` // ok or error
 	Errors []engine.CompileErrorItem `json:"errors,omitempty"`
+	// Serving says which version of the ConfigMap's policy is in service: ServingCurrent,
+	// ServingPrevious (its last good version: the current one is rejected) or ServingNone.
+	Serving string `json:"serving,omitempty"`
 }
 
 // Set is a candidate policy set, with where each part came from.
@@ -54,23 +57,37 @@ type Set struct {
 	Problems map[string][]engine.CompileErrorItem
 }
 
-// Read reads the ConfigMaps labelled Label in namespace through r and adds them to base: a
-// "rego" key named like an embedded file replaces it, other keys become
-// configmap/<name>/<key>; "data" keys go under data.tollgate.config. A data value that does
-// not parse is a problem of its ConfigMap.
+// Read reads the ConfigMaps labelled Label in namespace through r and adds them to base (see
+// Assemble).
 func Read(ctx context.Context, r client.Reader, namespace string, base engine.Options) (*Set, error) {
+	cms, err := List(ctx, r, namespace)
+	if err != nil {
+		return nil, err
+	}
+	return Assemble(base, cms), nil
+}
+
+// List reads the ConfigMaps labelled Label in namespace, sorted by name.
+func List(ctx context.Context, r client.Reader, namespace string) ([]corev1.ConfigMap, error) {
 	list := &corev1.ConfigMapList{}
 	if err := r.List(ctx, list, client.InNamespace(namespace), client.HasLabels{Label}); err != nil {
 		return nil, fmt.Errorf("list policy configmaps in %s: %w", namespace, err)
 	}
 	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
-	s := &Set{Options: base, ConfigMaps: list.Items, Origin: map[string]string{}, Problems: map[string][]engine.CompileErrorItem{}}
+	return list.Items, nil
+}
+
+// Assemble adds the policy ConfigMaps cms (sorted by name) to base: a "rego" key named like an
+// embedded file replaces it, other keys become configmap/<name>/<key>; "data" keys go under
+// data.tollgate.config. A data value that does not parse is a problem of its ConfigMap.
+func Assemble(base engine.Options, cms []corev1.ConfigMap) *Set {
+	s := &Set{Options: base, ConfigMaps: cms, Origin: map[string]string{}, Problems: map[string][]engine.CompileErrorItem{}}
 	if s.Options.Policies == nil {
 		s.Options.Policies = policies.FS
 	}
 	s.Options.Modules = slices.Clone(base.Modules)
 	data := map[string]any{}
-	for _, cm := range list.Items {
+	for _, cm := range cms {
 		switch kind := cm.Labels[Label]; kind {
 		case KindRego:
 			s.addModules(cm)
@@ -82,7 +99,7 @@ func Read(ctx context.Context, r client.Reader, namespace string, base engine.Op
 		}
 	}
 	s.Options.Data = data
-	return s, nil
+	return s
 }
 
 func (s *Set) problem(name string, item engine.CompileErrorItem) {
@@ -95,6 +112,11 @@ func (s *Set) addModules(cm corev1.ConfigMap) {
 		p := "configmap/" + cm.Name + "/" + k
 		if e, ok := embedded[k]; ok { // a key named like an embedded file replaces it
 			p = e
+		}
+		if other, dup := s.Origin[p]; dup && other != cm.Name {
+			s.problem(cm.Name, engine.CompileErrorItem{File: p, Message: fmt.Sprintf(
+				"key %s replaces %s, which ConfigMap %s replaces too; replace an embedded file in one ConfigMap only", k, p, other)})
+			continue
 		}
 		s.Origin[p] = cm.Name
 		s.Options.Modules = append(s.Options.Modules, engine.Module{Path: p, Source: cm.Data[k]})

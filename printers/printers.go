@@ -1,4 +1,5 @@
-// Package printers writes what Tollgate shows a person: aligned tables and wrapped text.
+// Package printers writes what Tollgate shows a person: aligned tables, wrapped text, text
+// from the cluster escaped for a terminal (Escape), and commands quoted for a shell (Command).
 package printers
 
 import (
@@ -6,9 +7,12 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 )
 
 // Table writes aligned columns, each row indented by two spaces; an empty cell prints "-".
+// Cells are escaped (Escape), so a tab or a control character in a cell cannot break the
+// columns or reach the terminal.
 type Table struct {
 	tw *tabwriter.Writer
 }
@@ -24,12 +28,14 @@ func NewTable(w io.Writer, header ...string) *Table {
 
 // Row adds one row.
 func (t *Table) Row(cells ...string) {
+	out := make([]string, len(cells))
 	for i, c := range cells {
+		out[i] = Escape(c)
 		if c == "" {
-			cells[i] = "-"
+			out[i] = "-"
 		}
 	}
-	fmt.Fprintln(t.tw, "  "+strings.Join(cells, "\t"))
+	fmt.Fprintln(t.tw, "  "+strings.Join(out, "\t"))
 }
 
 // Flush writes the table.
@@ -44,14 +50,16 @@ func Plural(n int, one, many string) string {
 }
 
 // Wrap breaks text into lines of at most width runes at spaces, each line after the first
-// prefixed with indent.
+// prefixed with indent. The words are escaped (Escape); the line breaks are Wrap's own.
 func Wrap(text string, width int, indent string) string {
 	words := strings.Fields(text)
 	var b strings.Builder
 	line := 0
 	for i, w := range words {
+		w = Escape(w)
+		n := utf8.RuneCountInString(w)
 		if i > 0 {
-			if line+1+len(w) > width {
+			if line+1+n > width {
 				b.WriteString("\n" + indent)
 				line = 0
 			} else {
@@ -60,7 +68,7 @@ func Wrap(text string, width int, indent string) string {
 			}
 		}
 		b.WriteString(w)
-		line += len(w)
+		line += n
 	}
 	return b.String()
 }

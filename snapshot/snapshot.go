@@ -1,21 +1,15 @@
 // Package snapshot is cluster state as files: Capture reads from a live cluster everything
-// Tollgate decides on and Write prints it as YAML or JSON; a Snapshot loads such files back as a
-// client.Reader, so the CLI evaluates offline exactly what the manager evaluates live.
+// Tollgate decides on and Write prints it as YAML or JSON; Load reads such files back, strictly
+// (whole or not at all), as a Snapshot, a client.Reader, so the CLI evaluates offline exactly
+// what the manager evaluates live.
 package snapshot
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"regexp"
+	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -26,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/apis"
 )
@@ -35,128 +28,27 @@ import (
 var scheme = apis.NewScheme()
 
 // Snapshot is an in-memory client.Reader over objects loaded from files, so the CLI evaluates
-// offline exactly what the controller evaluates live. Objects are stored as unstructured; a
-// kind the scheme knows can be read typed too, any other kind (operands of arbitrary CRDs)
-// only as unstructured. Safe for concurrent use.
+// offline exactly what the controller evaluates live. Objects are stored as unstructured, one
+// per kind, namespace and name; a kind the scheme knows can be read typed too, any other kind
+// (operands of arbitrary CRDs) only as unstructured. A kind the API server serves in several
+// versions (OperatorCondition v1 and v2) is read in the version asked for, as the API server
+// serves it. Safe for concurrent use.
 type Snapshot struct {
 	mu      sync.RWMutex
-	objects map[schema.GroupVersionKind]map[client.ObjectKey]*unstructured.Unstructured
+	objects map[schema.GroupKind]map[client.ObjectKey]entry
+}
+
+// entry is a stored object and where it was read from ("" when it was added).
+type entry struct {
+	obj  *unstructured.Unstructured
+	from string
 }
 
 var _ client.Reader = (*Snapshot)(nil)
 
-// LoadError is one document that could not be loaded; the rest of the files still load.
-type LoadError struct {
-	File     string
-	Document int // 1-based index of the YAML document in the file
-	Line     int // 1-based line of the problem in the file when the parser says, else where the document starts
-	Err      error
-}
-
-func (e LoadError) Error() string {
-	return fmt.Sprintf("%s: document %d (line %d): %v", e.File, e.Document, e.Line, e.Err)
-}
-
 // New returns an empty snapshot.
 func New() *Snapshot {
-	return &Snapshot{objects: map[schema.GroupVersionKind]map[client.ObjectKey]*unstructured.Unstructured{}}
-}
-
-// Load reads YAML or JSON files — multi-document, `kind: List`, or folders of them, as
-// `kubectl get -o yaml` prints. Malformed documents are reported as LoadErrors and skipped; the
-// error is for a path that cannot be read at all.
-func Load(paths ...string) (*Snapshot, []LoadError, error) {
-	s := New()
-	var problems []LoadError
-	for _, root := range paths {
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			ext := strings.ToLower(filepath.Ext(p))
-			if d.IsDir() || (p != root && ext != ".yaml" && ext != ".yml" && ext != ".json") {
-				return nil
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			problems = append(problems, s.load(p, b)...)
-			return nil
-		})
-		if err != nil {
-			return nil, problems, fmt.Errorf("load snapshot %s: %w", root, err)
-		}
-	}
-	return s, problems, nil
-}
-
-var (
-	separator = regexp.MustCompile(`^---\s*(#.*)?$`)
-	yamlLine  = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-)
-
-func (s *Snapshot) load(file string, b []byte) []LoadError {
-	var problems []LoadError
-	lines := bytes.SplitAfter(b, []byte("\n"))
-	doc, start := 1, 1
-	var buf bytes.Buffer
-	flush := func() {
-		if len(bytes.TrimSpace(buf.Bytes())) > 0 {
-			if err := s.loadDocument(buf.Bytes()); err != nil {
-				le := LoadError{File: file, Document: doc, Line: start, Err: err}
-				// The YAML parser counts lines from the document's start; report them in the file.
-				if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-					n, _ := strconv.Atoi(m[1])
-					le.Line, le.Err = start+n-1, errors.New(m[2])
-				}
-				problems = append(problems, le)
-			}
-			doc++
-		}
-		buf.Reset()
-	}
-	for i, line := range lines {
-		if separator.Match(bytes.TrimRight(line, "\r\n")) {
-			flush()
-			start = i + 2
-			continue
-		}
-		if buf.Len() == 0 && len(bytes.TrimSpace(line)) == 0 {
-			start = i + 2 // leading blank lines belong to no document
-		}
-		buf.Write(line)
-	}
-	flush()
-	return problems
-}
-
-func (s *Snapshot) loadDocument(b []byte) error {
-	j, err := yaml.YAMLToJSON(b)
-	if err != nil {
-		return err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(j, &m); err != nil {
-		return fmt.Errorf("not an object: %w", err)
-	}
-	if m == nil {
-		return nil // only comments
-	}
-	u := &unstructured.Unstructured{Object: m}
-	if items, ok := m["items"].([]any); ok && strings.HasSuffix(u.GetKind(), "List") {
-		for i, it := range items {
-			obj, ok := it.(map[string]any)
-			if !ok {
-				return fmt.Errorf("items[%d] is not an object", i)
-			}
-			if err := s.Upsert(&unstructured.Unstructured{Object: obj}); err != nil {
-				return fmt.Errorf("items[%d]: %w", i, err)
-			}
-		}
-		return nil
-	}
-	return s.Upsert(u)
+	return &Snapshot{objects: map[schema.GroupKind]map[client.ObjectKey]entry{}}
 }
 
 // Add stores obj; it fails if an object of that kind, namespace and name exists.
@@ -179,19 +71,55 @@ func (s *Snapshot) put(obj client.Object, replace bool) error {
 	if gvk.Kind == "" || gvk.Version == "" || u.GetName() == "" {
 		return fmt.Errorf("object needs apiVersion, kind and metadata.name")
 	}
-	key := client.ObjectKeyFromObject(u)
+	if replace {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.byKind(gvk.GroupKind())[client.ObjectKeyFromObject(u)] = entry{obj: u}
+		return nil
+	}
+	if s.insert(u, "") != "" {
+		return apierrors.NewAlreadyExists(resource(gvk), client.ObjectKeyFromObject(u).String())
+	}
+	return nil
+}
+
+// insert stores u, read from from ("" when added), unless an object of its kind, namespace
+// and name is there: then it returns where that one was read from, or "added". An identical
+// copy read from another place is the same object, not a conflict (scenario files may each
+// carry the global catalog): nothing is lost whichever is kept.
+func (s *Snapshot) insert(u *unstructured.Unstructured, from string) (other string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	byKey := s.objects[gvk]
+	byKey := s.byKind(u.GroupVersionKind().GroupKind())
+	key := client.ObjectKeyFromObject(u)
+	if e, exists := byKey[key]; exists {
+		if from != "" && e.from != "" && reflect.DeepEqual(e.obj.Object, u.Object) {
+			return ""
+		}
+		return cmp.Or(e.from, "added")
+	}
+	byKey[key] = entry{obj: u, from: from}
+	return ""
+}
+
+func (s *Snapshot) byKind(gk schema.GroupKind) map[client.ObjectKey]entry {
+	byKey := s.objects[gk]
 	if byKey == nil {
-		byKey = map[client.ObjectKey]*unstructured.Unstructured{}
-		s.objects[gvk] = byKey
+		byKey = map[client.ObjectKey]entry{}
+		s.objects[gk] = byKey
 	}
-	if _, exists := byKey[key]; exists && !replace {
-		return apierrors.NewAlreadyExists(resource(gvk), key.String())
+	return byKey
+}
+
+// as is a copy of u in version, or nil when the API server does not serve u in it.
+func as(u *unstructured.Unstructured, version string) map[string]any {
+	gvk := u.GroupVersionKind()
+	if !served(gvk.GroupKind(), version, gvk.Version) {
+		return nil
 	}
-	byKey[key] = u
-	return nil
+	c := u.DeepCopy()
+	c.SetAPIVersion(schema.GroupVersion{Group: gvk.Group, Version: version}.String())
+	return c.Object
 }
 
 // Get implements client.Reader.
@@ -201,12 +129,16 @@ func (s *Snapshot) Get(_ context.Context, key client.ObjectKey, obj client.Objec
 		return err
 	}
 	s.mu.RLock()
-	u, ok := s.objects[gvk][key]
+	e, ok := s.objects[gvk.GroupKind()][key]
 	s.mu.RUnlock()
-	if !ok {
+	var m map[string]any
+	if ok {
+		m = as(e.obj, gvk.Version)
+	}
+	if m == nil {
 		return apierrors.NewNotFound(resource(gvk), key.Name)
 	}
-	return into(u.DeepCopy().Object, obj)
+	return into(m, obj)
 }
 
 // List implements client.Reader; it honours the namespace and label selector options.
@@ -219,10 +151,12 @@ func (s *Snapshot) List(_ context.Context, list client.ObjectList, opts ...clien
 	lo := (&client.ListOptions{}).ApplyOptions(opts)
 	s.mu.RLock()
 	var items []any
-	for key, u := range s.objects[gvk] {
+	for key, e := range s.objects[gvk.GroupKind()] {
 		if (lo.Namespace == "" || key.Namespace == lo.Namespace) &&
-			(lo.LabelSelector == nil || lo.LabelSelector.Matches(labels.Set(u.GetLabels()))) {
-			items = append(items, u.DeepCopy().Object)
+			(lo.LabelSelector == nil || lo.LabelSelector.Matches(labels.Set(e.obj.GetLabels()))) {
+			if m := as(e.obj, gvk.Version); m != nil {
+				items = append(items, m)
+			}
 		}
 	}
 	s.mu.RUnlock()

@@ -90,8 +90,9 @@ func newEvalCommand() *cobra.Command {
 rule and status builder as the manager, and say which InstallPlans Tollgate would approve.
 
 PATH is a YAML or JSON file (multi-document, or a List) or a folder of them, holding the objects
-'kubectl get -o yaml' or 'tollgate snapshot' prints. Unknown kinds are ignored; a malformed
-document is reported on stderr with its file and line, and the rest is still evaluated.
+'kubectl get -o yaml' or 'tollgate snapshot' prints ('-' reads standard input). A document that
+cannot be read as what it claims is an error naming its file, document, line and field: nothing is
+decided on part of a snapshot. Kinds Tollgate does not read (operands of any CRD) are kept as they are.
 
 A Subscription without an UpgradeGate gets a new one, as the manager would create it. A plan is
 approved only when it is Manual, not yet approved, waiting in RequiresApproval, and every CSV
@@ -135,9 +136,6 @@ func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if err != nil {
 		return err
 	}
-	if len(report.Subscriptions) == 0 {
-		fmt.Fprintf(stderr, "warning: no Subscription in %s: nothing to decide (is it the right snapshot?)\n", strings.Join(f.snapshot, ", "))
-	}
 	if err := writeReport(stdout, f.output, report, renderEvalTable); err != nil {
 		return err
 	}
@@ -163,15 +161,9 @@ func openOffline(ctx context.Context, paths []string, pf policyFlags, df decisio
 	if err != nil {
 		return nil, err
 	}
-	snap, problems, err := snapshot.Load(paths...)
+	snap, err := loadSnapshot(ctx, paths)
 	if err != nil {
-		return nil, fmt.Errorf("%w (check the --snapshot path)", err)
-	}
-	for _, p := range problems {
-		fmt.Fprintf(warn, "warning: skipped %s\n", p.Error())
-	}
-	if len(problems) > 0 {
-		fmt.Fprintf(warn, "warning: %d document(s) skipped; the rest of the snapshot is evaluated\n", len(problems))
+		return nil, err
 	}
 	eng, err := pf.engine(ctx, snap, warn)
 	if err != nil {
@@ -182,6 +174,27 @@ func openOffline(ctx context.Context, paths []string, pf policyFlags, df decisio
 	}
 	d := &approval.Decider{Reader: snap, Policies: eng, Input: cfg, Now: func() time.Time { return now }}
 	return &offline{snap: snap, engine: eng, decider: d, now: now, warn: warn}, nil
+}
+
+// loadSnapshot reads the snapshot whole or not at all: a document that cannot be read as what
+// it claims is an error, never skipped, since a skipped OperatorCondition would let an upgrade
+// through that the cluster holds. A snapshot without a Subscription decides nothing.
+func loadSnapshot(ctx context.Context, paths []string) (*snapshot.Snapshot, error) {
+	snap, err := snapshot.Load(paths...)
+	if le := (*snapshot.LoadError)(nil); errors.As(err, &le) {
+		return nil, fmt.Errorf("the snapshot cannot be read whole, and Tollgate decides nothing on part of it; fix these documents:\n%w", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w (check the --snapshot path)", err)
+	}
+	var subs v1alpha1.SubscriptionList
+	if err := snap.List(ctx, &subs); err != nil {
+		return nil, fmt.Errorf("list subscriptions in the snapshot: %w", err)
+	}
+	if len(subs.Items) == 0 {
+		return nil, fmt.Errorf("no Subscription (operators.coreos.com/v1alpha1) in %s: nothing to decide (is it the right snapshot?)", strings.Join(paths, ", "))
+	}
+	return snap, nil
 }
 
 // ensureGates adds the gate the manager creates for every Subscription that has none.

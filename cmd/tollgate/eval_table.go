@@ -9,9 +9,10 @@ import (
 )
 
 // renderEvalTable prints an eval report for a person: one line per Subscription, InstallPlan
-// and CatalogSource, and the denials under their Subscription.
+// and CatalogSource, and the denials under their Subscription. Text from the snapshot and
+// the policies is escaped (printers.Escape; the tables escape their cells).
 func renderEvalTable(w io.Writer, r *evalReport) error {
-	fmt.Fprintf(w, "Evaluated at %s with policy revision %s.\n\n", r.Now, r.PolicyRevision)
+	fmt.Fprintf(w, "Evaluated at %s with policy revision %s.\n\n", printers.Escape(r.Now), printers.Escape(r.PolicyRevision))
 	fmt.Fprintf(w, "SUBSCRIPTIONS (%d)\n", len(r.Subscriptions))
 	t := printers.NewTable(w, "NAMESPACE", "NAME", "PACKAGE", "INSTALLED", "CURRENT", "STATE", "APPROVAL", "MODE", "UPGRADE")
 	for _, s := range r.Subscriptions {
@@ -44,15 +45,15 @@ func renderDenials(w io.Writer, subs []subscriptionEval) bool {
 			fmt.Fprintf(w, "\nDENIALS\n")
 			any = true
 		}
-		fmt.Fprintf(w, "  %s/%s\n", s.Namespace, s.Name)
+		fmt.Fprintf(w, "  %s/%s\n", printers.Escape(s.Namespace), printers.Escape(s.Name))
 		for _, d := range s.Decision.Denials {
 			mark := ""
 			if d.Overridden {
 				mark = " (overridden)"
 			}
-			fmt.Fprintf(w, "    %s%s: %s\n", d.Code, mark, printers.Wrap(d.Message, 96, "      "))
+			fmt.Fprintf(w, "    %s%s: %s\n", printers.Escape(d.Code), mark, printers.Wrap(d.Message, 96, "      "))
 			if d.Source != "" {
-				fmt.Fprintf(w, "      from %s\n", d.Source)
+				fmt.Fprintf(w, "      from %s\n", printers.Escape(d.Source))
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,13 +104,19 @@ func TestEvalGolden(t *testing.T) {
 	}
 }
 
-func TestEvalOfAFolderWithAMalformedDocumentReportsItAndEvaluatesTheRest(t *testing.T) {
+func TestEvalOfAFolderWithAMalformedDocumentFailsAndNamesIt(t *testing.T) {
 	stdout, stderr, err := run(t, "eval", "--snapshot", snapshots, "--now", now)
-	require.NoError(t, err)
-	golden(t, "eval-all.txt", stdout+"\n--- stderr ---\n"+stderr)
-	assert.Contains(t, stderr, filepath.Join("malformed", "state.yaml")+": document 2 (line 24)")
-	assert.Contains(t, stderr, "document 3 (line 27)")
-	assert.Contains(t, stdout, "cert-manager", "the valid documents of the malformed file are evaluated")
+	require.NoError(t, err, "the scenario files share identical copies of the global catalog: one object")
+	assert.Empty(t, stderr)
+	golden(t, "eval-all.txt", stdout)
+
+	malformed := filepath.Join("..", "..", "test", "testdata", "hostile", "malformed")
+	stdout, _, err = run(t, "eval", "--snapshot", snapshots, "--snapshot", malformed, "--now", now, "--fail-on-deny")
+	require.Error(t, err)
+	assert.Equal(t, 1, exitCode(err), "an error, not a decision")
+	assert.Empty(t, stdout, "nothing is decided on part of a snapshot")
+	assert.Contains(t, err.Error(), filepath.Join("malformed", "state.yaml")+": document 2 (line 25): mapping values are not allowed in this context")
+	assert.Contains(t, err.Error(), "fix these documents")
 }
 
 func TestEvalJSONShape(t *testing.T) {
@@ -178,7 +185,8 @@ func TestExplainJSONAndTrace(t *testing.T) {
 	assert.Positive(t, d.Row)
 	require.Len(t, d.Facts, 1)
 	assert.Contains(t, d.Facts[0], "OperatorCondition etcd.v0.9.2: Upgradeable=False since 2026-11-20T10:00:00Z: migrating storage (reason Migrating)")
-	assert.Equal(t, `kubectl patch upgradegate -n team-a etcd --type merge -p '{"spec":{"overrides":[{"code":"OperatorNotUpgradeable","reason":"<why this upgrade is safe anyway>"}]}}'`, d.Lift[len(d.Lift)-1].Command)
+	assert.Equal(t, "kubectl edit operatorcondition -n team-a etcd.v0.9.2", d.Lift[len(d.Lift)-1].Command,
+		"OLM checks Upgradeable itself: the remedy that lifts both holds is the OperatorCondition's override, not a gate waiver")
 	assert.Nil(t, rep.Notes, "notes only with --trace")
 
 	traced, _, err := run(t, "explain", "--snapshot", fixture("held.yaml"), "--now", now, "-n", "team-a", "etcd", "--trace")
@@ -204,20 +212,39 @@ spec:
   - code: OperatorDegraded
     reason: known flaky probe
     expires: "2026-12-01T00:00:00Z"
-  - code: OperatorNotUpgradeable
+  - code: TestFreeze
     reason: expired waiver
     expires: "2026-11-01T00:00:00Z"
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "state.yaml"), append(held, gate...), 0o644))
-	stdout, _, err := run(t, "explain", "--snapshot", dir, "--now", now, "-n", "team-a", "etcd", "-o", "json")
+	stdout, _, err := run(t, "explain", "--snapshot", dir, "--policy-dir", freezeDir(t), "--now", now, "-n", "team-a", "etcd", "-o", "json")
 	require.NoError(t, err)
 	var rep explain.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
-	require.NotEmpty(t, rep.Denials)
-	patch := rep.Denials[0].Lift[len(rep.Denials[0].Lift)-1].Command
+	i := slices.IndexFunc(rep.Denials, func(d explain.Denial) bool { return d.Code == "TestFreeze" })
+	require.GreaterOrEqual(t, i, 0, "the freeze denies")
+	patch := rep.Denials[i].Lift[len(rep.Denials[i].Lift)-1].Command
 	assert.Contains(t, patch, `{"code":"OperatorDegraded","reason":"known flaky probe","expires":"2026-12-01T00:00:00Z"}`, "a merge patch replaces the list: keep the others")
-	assert.Contains(t, patch, `{"code":"OperatorNotUpgradeable","reason":"<why this upgrade is safe anyway>"}`)
+	assert.Contains(t, patch, `{"code":"TestFreeze","reason":"<why this upgrade is safe anyway>"}`)
 	assert.NotContains(t, patch, "expired waiver", "the expired override of the same code is replaced")
+}
+
+// freezeDir is a --policy-dir with a pack that always denies with TestFreeze.
+func freezeDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "packs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "packs", "freeze.rego"), []byte(`# METADATA
+# description: Test freeze.
+package tollgate.packs.testfreeze
+
+# METADATA
+# title: Everything is frozen
+# custom:
+#   code: TestFreeze
+deny contains {"code": rego.metadata.rule().custom.code, "message": "frozen for the test"} if true
+`), 0o644))
+	return dir
 }
 
 func TestEvalFailOnDeny(t *testing.T) {
@@ -244,18 +271,7 @@ func TestEvalAuditModeNeverApproves(t *testing.T) {
 }
 
 func TestEvalPolicyDirAddsAndReplacesModules(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "packs"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "packs", "freeze.rego"), []byte(`# METADATA
-# description: Test freeze.
-package tollgate.packs.testfreeze
-
-# METADATA
-# title: Everything is frozen
-# custom:
-#   code: TestFreeze
-deny contains {"code": rego.metadata.rule().custom.code, "message": "frozen for the test"} if true
-`), 0o644))
+	dir := freezeDir(t)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "packs", "freeze_test.rego"), []byte("this is not Rego and must be skipped"), 0o644))
 	stdout, _, err := run(t, "eval", "--snapshot", fixture("allowed.yaml"), "--now", now, "--policy-dir", dir, "-o", "json")
 	require.NoError(t, err)

@@ -30,6 +30,7 @@ type managerFlags struct {
 	policyNamespace  string
 	bundles          []string
 	bundlePoll       time.Duration
+	bundleTrust      policysource.BundleOptions // AllowInsecureHTTP and the verification key
 	evalTimeout      time.Duration
 	reevaluate       time.Duration
 }
@@ -41,6 +42,10 @@ func (f *managerFlags) bind(cmd *cobra.Command) {
 	fs.BoolVar(&f.takeOverApproval, "take-over-approval", false, "switch Subscriptions with installPlanApproval: Automatic to Manual, so Tollgate can hold their upgrades")
 	fs.StringVar(&f.policyNamespace, "policy-namespace", envOr("POD_NAMESPACE", policysource.DefaultNamespace), "namespace of the policy ConfigMaps (labelled tollgate.dev/policy=rego or =data)")
 	fs.StringSliceVar(&f.bundles, "bundle", nil, "OPA bundle to load: a directory, a .tar.gz file, or an http(s) bundle server URL (repeatable)")
+	fs.BoolVar(&f.bundleTrust.AllowInsecureHTTP, "allow-insecure-bundle-http", false, "allow --bundle servers over plain http (and redirects to http); refused by default")
+	fs.StringVar(&f.bundleTrust.VerificationKey, "bundle-verification-key", "", "PEM public key (or HMAC secret), or a file holding it, to verify signed bundles with; every bundle must then be signed")
+	fs.StringVar(&f.bundleTrust.VerificationKeyID, "bundle-verification-key-id", "default", "id of --bundle-verification-key, as the bundle signatures name it")
+	fs.StringVar(&f.bundleTrust.SigningAlgorithm, "bundle-signing-alg", "RS256", "algorithm of the bundle signatures")
 	fs.DurationVar(&f.bundlePoll, "bundle-poll-interval", policysource.DefaultBundlePollInterval, "how often to re-read --bundle sources (bundle servers are asked with If-None-Match)")
 	fs.DurationVar(&f.evalTimeout, "evaluation-timeout", engine.DefaultTimeout, "deadline of one policy evaluation; a policy that runs longer denies with PolicyError")
 	fs.DurationVar(&f.reevaluate, "reevaluate-interval", time.Minute, "re-evaluate every gate this often even without a change (maintenance windows, expiring overrides); 0 disables")
@@ -121,7 +126,9 @@ func runManager(ctx context.Context, cfg *rest.Config, opts controllers.Options,
 	mgrOpts.Cache = controllers.CacheOptions(opts.PolicyNamespace)
 	if len(flags.bundles) > 0 {
 		// Every location must load now: the manager does not start without the admin's policy.
-		src, err := policysource.LoadBundles(ctx, flags.bundles, policysource.BundleOptions{PollInterval: flags.bundlePoll})
+		bundleOpts := flags.bundleTrust
+		bundleOpts.PollInterval = flags.bundlePoll
+		src, err := policysource.LoadBundles(ctx, flags.bundles, bundleOpts)
 		if err != nil {
 			return err
 		}

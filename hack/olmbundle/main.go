@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -32,8 +33,8 @@ func run(root, out string) error {
 	if err := read(filepath.Join(root, "config", "crd", "bases", "tollgate.dev_upgradegates.yaml"), &crd); err != nil {
 		return err
 	}
-	var role rbacv1.ClusterRole
-	if err := read(filepath.Join(root, "config", "rbac", "role.yaml"), &role); err != nil {
+	role, nsRules, err := readRoles(filepath.Join(root, "config", "rbac", "role.yaml"))
+	if err != nil {
 		return err
 	}
 	var deploy appsv1.Deployment
@@ -43,7 +44,7 @@ func run(root, out string) error {
 	for i := range deploy.Spec.Template.Spec.Containers {
 		deploy.Spec.Template.Spec.Containers[i].Image = image
 	}
-	csv := csv(crd, role, deploy)
+	csv := csv(crd, role, nsRules, deploy)
 	annotations := map[string]any{"annotations": map[string]string{
 		"operators.operatorframework.io.bundle.mediatype.v1":       "registry+v1",
 		"operators.operatorframework.io.bundle.manifests.v1":       "manifests/",
@@ -66,9 +67,10 @@ func run(root, out string) error {
 }
 
 // csv is the ClusterServiceVersion: the manager Deployment as its install strategy, the
-// ClusterRole as its cluster permissions, UpgradeGate as its owned CRD. Tollgate watches
-// every namespace, so AllNamespaces is its only install mode.
-func csv(crd apiextensionsv1.CustomResourceDefinition, role rbacv1.ClusterRole, deploy appsv1.Deployment) map[string]any {
+// ClusterRole as its cluster permissions, the Roles' rules (the policy ConfigMaps) and leader
+// election as its permissions in its own namespace, UpgradeGate as its owned CRD. Tollgate
+// watches every namespace, so AllNamespaces is its only install mode.
+func csv(crd apiextensionsv1.CustomResourceDefinition, role rbacv1.ClusterRole, nsRules []rbacv1.PolicyRule, deploy appsv1.Deployment) map[string]any {
 	version := crd.Spec.Versions[0].Name
 	return map[string]any{
 		"apiVersion": "operators.coreos.com/v1alpha1",
@@ -107,9 +109,9 @@ func csv(crd apiextensionsv1.CustomResourceDefinition, role rbacv1.ClusterRole, 
 				"strategy": "deployment",
 				"spec": map[string]any{
 					"clusterPermissions": []map[string]any{{"serviceAccountName": deploy.Spec.Template.Spec.ServiceAccountName, "rules": role.Rules}},
-					"permissions": []map[string]any{{"serviceAccountName": deploy.Spec.Template.Spec.ServiceAccountName, "rules": []rbacv1.PolicyRule{
-						{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-					}}},
+					"permissions": []map[string]any{{"serviceAccountName": deploy.Spec.Template.Spec.ServiceAccountName, "rules": append(nsRules,
+						rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+					)}},
 					"deployments": []map[string]any{{"name": deploy.Name, "label": deploy.Labels, "spec": deploy.Spec}},
 				},
 			},
@@ -121,6 +123,30 @@ func csv(crd apiextensionsv1.CustomResourceDefinition, role rbacv1.ClusterRole, 
 func crdManifest(crd apiextensionsv1.CustomResourceDefinition) map[string]any {
 	return map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": crd.Name, "annotations": crd.Annotations}, "spec": crd.Spec}
+}
+
+// readRoles reads the generated RBAC: the ClusterRole, and the rules of the Roles (which
+// controller-gen writes into the same file, for the markers that name a namespace).
+func readRoles(path string) (rbacv1.ClusterRole, []rbacv1.PolicyRule, error) {
+	var cluster rbacv1.ClusterRole
+	var rules []rbacv1.PolicyRule
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return cluster, nil, err
+	}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var role rbacv1.Role // a ClusterRole reads the same, but for aggregation
+		if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+			return cluster, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		switch role.Kind {
+		case "ClusterRole":
+			cluster.ObjectMeta, cluster.Rules = role.ObjectMeta, role.Rules
+		case "Role":
+			rules = append(rules, role.Rules...)
+		}
+	}
+	return cluster, rules, nil
 }
 
 func read(path string, into any) error {

@@ -4,7 +4,8 @@
 #   as the HyperConverged Operator does it (hco-conditions.md), with DESIGN.md's correction:
 #   the worst Progressing is True. An operand without a condition counts as Available=False,
 #   Progressing=Unknown, Degraded=Unknown with reason InstallInvalid. The aggregated reason is
-#   the most recently transitioned one among the operands with the worst status.
+#   the most recently transitioned one among the operands with the worst status. Operand kinds
+#   Tollgate may not read (input.unreadableOperandKinds) count as operands of unknown status.
 package tollgate.health
 
 import data.tollgate.lib
@@ -26,10 +27,36 @@ _operands := object.get(input, "operands", [])
 # conditions are always the three types.
 conditions := [aggregate(t) | some t in types]
 
-# aggregate is the condition of type t over all operands.
-aggregate(t) := _no_operands(t) if {
+# aggregate is the condition of type t over all operands. Operands Tollgate may not read make
+# it Unknown, unless those it read already show the worst status, which none can improve.
+aggregate(t) := _unreadable_condition(t) if {
+	count(_unreadable) > 0
+	not _worst_is_final(t)
+} else := _no_operands(t) if {
 	count(_operands) == 0
 } else := _worst(t)
+
+# ----------------------------------------------------------------------------------------------
+# Operand kinds Tollgate may not read (its RBAC does not grant list and watch): each entry's
+# message says what to grant.
+
+_unreadable := object.get(input, "unreadableOperandKinds", [])
+
+_worst_is_final(t) if {
+	count(_operands) > 0
+	_worst(t).status == _order[t][2]
+}
+
+_unreadable_condition(t) := {
+	"type": t,
+	"status": "Unknown",
+	"reason": "OperandsUnreadable",
+	"message": sprintf("the operands of %s cannot be read, so their %s status is unknown: %s", [
+		concat(", ", [sprintf("%s (%s)", [object.get(k, "kind", ""), object.get(k, "apiVersion", "")]) | some k in _unreadable]),
+		t,
+		concat("; ", [object.get(k, "message", "") | some k in _unreadable]),
+	]),
+}
 
 # ----------------------------------------------------------------------------------------------
 # With operands. The operands' conditions are indexed by type once (_index); each type then

@@ -195,3 +195,37 @@ test_reporting_reads_the_first_condition_of_a_type if {
 	health.reporting("Degraded", "True") == [] with input as f.with_patch({"operands": [op]})
 	health.reporting("Degraded", "False") == [["EtcdCluster operators/a", f.cond("Degraded", "False", "HealSucceeded", "", _t1)]] with input as f.with_patch({"operands": [op]})
 }
+
+# --- operand kinds Tollgate may not read
+
+_unreadable := [{
+	"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster", "resource": "etcdclusters",
+	"reason": "Forbidden", "message": "grant list and watch",
+}]
+
+test_unreadable_operands_make_health_unknown_with_the_fix if {
+	conds := health.conditions with input as f.with_patch({"operands": [], "unreadableOperandKinds": _unreadable})
+	[c.status | some c in conds] == ["Unknown", "Unknown", "Unknown"]
+	every c in conds {
+		c.reason == "OperandsUnreadable"
+		contains(c.message, "EtcdCluster (etcd.database.coreos.com/v1beta2)")
+		endswith(c.message, ": grant list and watch")
+	}
+}
+
+test_unreadable_operands_hide_a_good_status if {
+	h := {c.type: c | some c in health.conditions} with input as f.with_patch({
+		"operands": [_op("a", ["True", "False", "False"], "InstallSucceeded", _t1)],
+		"unreadableOperandKinds": _unreadable,
+	})
+	_statuses(h) == ["Unknown", "Unknown", "Unknown"]
+}
+
+test_unreadable_operands_never_hide_the_worst_status if {
+	h := {c.type: c | some c in health.conditions} with input as f.with_patch({
+		"operands": [_op("a", ["True", "False", "True"], "HealFailed", _t1)],
+		"unreadableOperandKinds": _unreadable,
+	})
+	_statuses(h) == ["Unknown", "Unknown", "True"]
+	h.Degraded.reason == "HealFailed"
+}

@@ -49,7 +49,9 @@ allowed if count(standing) == 0
 # ----------------------------------------------------------------------------------------------
 # Collecting denials. The refs below name `deny` at fixed depths, data.tollgate.<name>.deny and
 # data.tollgate.packs.<name>.deny, so only those rules are evaluated (walking data.tollgate would
-# evaluate this package too, a recursion). Each denial keeps the package it came from.
+# evaluate this package too, a recursion). Each denial keeps the package it came from. A `deny`
+# anywhere else is refused when the policies load (the engine checks every module's rules), so
+# no deny rule is silently ignored.
 
 _collected contains _entry(sprintf("tollgate.%s", [name]), d) if {
 	some name
@@ -59,6 +61,40 @@ _collected contains _entry(sprintf("tollgate.%s", [name]), d) if {
 _collected contains _entry(sprintf("tollgate.packs.%s", [name]), d) if {
 	some name
 	some d in data.tollgate.packs[name].deny
+}
+
+# A deny that is not a collection (a string, a number, a boolean) has no elements to iterate:
+# it would never deny, silently. It is a PolicyError instead.
+_collected contains _not_a_set(sprintf("tollgate.%s", [name]), ds) if {
+	some name
+	ds := data.tollgate[name].deny
+	not _collection(ds)
+}
+
+_collected contains _not_a_set(sprintf("tollgate.packs.%s", [name]), ds) if {
+	some name
+	ds := data.tollgate.packs[name].deny
+	not _collection(ds)
+}
+
+_collection(x) if is_set(x)
+
+_collection(x) if is_array(x)
+
+_collection(x) if is_object(x)
+
+_not_a_set(pkg, ds) := {
+	"code": "PolicyError",
+	"message": sprintf("package %s defines deny as %s, which is not a set of denials, so it could never deny", [pkg, json.marshal(ds)]),
+	"package": pkg,
+	"facts": [
+		sprintf("package %s defines deny as %s; tollgate.main collects deny as a set of denials", [pkg, json.marshal(ds)]),
+		_fail_closed,
+	],
+	"lift": [{
+		"text": sprintf("make deny in package %s (in a policy ConfigMap or bundle) a set of denials, `deny contains denial if { ... }` (PolicyError cannot be overridden):", [pkg]),
+		"command": _policy_configmaps,
+	}],
 }
 
 # METADATA
@@ -175,6 +211,14 @@ _disabled := {c | some c in data.tollgate.config.disabledCodes} - {"PolicyError"
 
 _not_overridable := {"PolicyError", "InstallPlanIncludesBlockedOperator"}
 
+# _waiver_not_offered are the codes whose UpgradeGate waiver is not offered as a remedy, because
+# it would not lift the hold: OLM applies its own Upgradeable rule after an InstallPlan is
+# approved, and the replacing CSV stays Pending while the installed operator's OperatorCondition
+# says Upgradeable=False or is stale, unless the OperatorCondition's own spec.overrides sets
+# Upgradeable=True. Their denials offer that override instead (tollgate.upgrade). A waiver
+# already in the gate still marks them overridden.
+_waiver_not_offered := {"OperatorNotUpgradeable", "OperatorConditionStale"}
+
 default _overrides := []
 
 _overrides := input.gate.spec.overrides
@@ -208,11 +252,11 @@ _decided(e) := object.union(e, {
 } else := object.union(e, {
 	"overridden": false,
 	"message": sprintf("%s (override expired at %s: %s)", [e.message, o.expires, o.reason]),
-	"lift": array.concat(e.lift, [_waiver(e.code)]),
+	"lift": array.concat(e.lift, _waivers(e.code)),
 }) if {
 	not e.code in _not_overridable
 	o := _override(e.code)
-} else := object.union(e, {"overridden": false, "lift": array.concat(e.lift, [_waiver(e.code)])}) if {
+} else := object.union(e, {"overridden": false, "lift": array.concat(e.lift, _waivers(e.code))}) if {
 	not e.code in _not_overridable
 } else := object.union(e, {
 	"overridden": false,
@@ -224,6 +268,11 @@ _decided(e) := object.union(e, {
 _expiry(o) := sprintf(" (expires %v)", [o.expires]) if o.expires
 
 else := ""
+
+# _waivers is the UpgradeGate waiver of code as a remedy, where it would lift the hold.
+_waivers(code) := [] if {
+	code in _waiver_not_offered
+} else := [_waiver(code)]
 
 _waiver(code) := {
 	"text": "or an admin waives it for this Subscription, with a reason (add \"expires\" to make it temporary):",

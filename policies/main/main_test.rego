@@ -72,7 +72,10 @@ test_a_denial_blocks if {
 		"facts": ["OperatorCondition etcdoperator.v0.9.2: Upgradeable=False since 2026-11-22T09:00:00Z: migrating storage (reason Test)"],
 		"lift": [
 			{"text": "the operator reports Upgradeable=True (or removes the condition) in OperatorCondition operators/etcdoperator.v0.9.2 once it is safe to upgrade; OLM copies spec.conditions to status.conditions"},
-			_waiver("OperatorNotUpgradeable"),
+			{
+				"text": "or an admin overrides Upgradeable for OLM and Tollgate alike in spec.overrides of OperatorCondition operators/etcdoperator.v0.9.2 (an UpgradeGate waiver would not do: OLM checks Upgradeable itself after approval):",
+				"command": "kubectl edit operatorcondition -n operators etcdoperator.v0.9.2",
+			},
 		],
 	}]
 	b := _blocked(r)
@@ -217,6 +220,39 @@ test_a_malformed_denial_is_a_policy_error if {
 	contains(d.message, "package tollgate.packs.fixture_test produced a denial without a string code and message")
 }
 
+test_a_deny_that_is_not_a_set_is_a_policy_error if {
+	r := main.result with input as f.base with data.tollgate.custom.deny as "hold everything"
+	r.decision.allowed == false
+	d := r.decision.denials[0]
+	d.code == "PolicyError"
+	d.package == "tollgate.custom"
+	contains(d.message, `package tollgate.custom defines deny as "hold everything", which is not a set of denials`)
+	startswith(d.lift[0].text, "make deny in package tollgate.custom")
+}
+
+test_a_pack_deny_that_is_not_a_set_is_a_policy_error if {
+	r := main.result with input as f.base with data.tollgate.packs.acme.deny as true
+	r.decision.allowed == false
+	d := r.decision.denials[0]
+	d.code == "PolicyError"
+	d.package == "tollgate.packs.acme"
+	d.overridden == false
+}
+
+test_a_not_a_set_deny_cannot_be_overridden if {
+	doc := _with_overrides(f.base, [{"code": "PolicyError", "reason": "nope"}])
+	r := main.result with input as doc with data.tollgate.custom.deny as 7
+	r.decision.allowed == false
+	r.decision.denials[0].overridden == false
+}
+
+test_a_deny_given_as_an_array_or_object_is_still_collected if {
+	a := main.result with input as f.base with data.tollgate.custom.deny as [{"code": "Custom", "message": "m"}]
+	a.decision.denials[0].code == "Custom"
+	o := main.result with input as f.base with data.tollgate.custom.deny as {"x": {"code": "Custom", "message": "m"}}
+	o.decision.denials[0].code == "Custom"
+}
+
 test_a_pack_denial_can_be_overridden if {
 	doc := _with_overrides(f.with_patch({"subscription": {"metadata": {"name": "pack-fixture"}}}), [{"code": "FixtureHold", "reason": "ok"}])
 	_result(doc).decision.allowed == true
@@ -280,10 +316,31 @@ test_mode_defaults_to_the_manager_default if {
 
 # --- facts and remedies
 
+# base, with an operand that reports Degraded=True
+_degraded := f.with_patch({"operands": [f.operand("example", [f.cond("Degraded", "True", "HealFailed", "1 of 3 members down", "2026-11-22T09:00:00Z")])]})
+
 test_a_standing_denial_offers_the_override_last if {
-	d := _result(_not_upgradeable).decision.denials[0]
+	d := _result(_degraded).decision.denials[0]
+	d.code == "OperatorDegraded"
 	count(d.lift) == 2
-	d.lift[1] == _waiver("OperatorNotUpgradeable")
+	d.lift[1] == _waiver("OperatorDegraded")
+}
+
+# OLM checks Upgradeable itself after approval: a waiver of these would not lift the hold.
+test_no_waiver_is_offered_where_olm_holds_the_upgrade_anyway if {
+	every doc in [
+		_not_upgradeable,
+		f.with_patch({"operatorCondition": f.operator_condition(2, [], [f.upgradeable("True", "ready", 1)])}),
+		_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": "2026-11-22T09:59:59Z"}]),
+	] {
+		[d] := _result(doc).decision.denials
+		d.code in {"OperatorNotUpgradeable", "OperatorConditionStale"}
+		d.overridden == false
+		count(d.lift) > 0
+		every remedy in d.lift {
+			not remedy.override
+		}
+	}
 }
 
 test_an_overridden_denial_keeps_its_facts_adds_the_waiver_and_has_nothing_to_lift if {
@@ -302,9 +359,9 @@ test_the_waiver_fact_names_the_expiry if {
 }
 
 test_an_expired_override_is_offered_again if {
-	d := _result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": "2026-11-22T09:59:59Z"}])).decision.denials[0]
+	d := _result(_with_overrides(_degraded, [{"code": "OperatorDegraded", "reason": "ok", "expires": "2026-11-22T09:59:59Z"}])).decision.denials[0]
 	d.overridden == false
-	d.lift[count(d.lift) - 1] == _waiver("OperatorNotUpgradeable")
+	d.lift[count(d.lift) - 1] == _waiver("OperatorDegraded")
 }
 
 test_a_rule_without_remedies_gets_the_default_one_then_the_override if {

@@ -85,37 +85,57 @@ _unobserved := [e.key |
 	_catalog_health[i] == "Unknown"
 ]
 
-# CatalogSourcesUnhealthy looks at every visible catalog, as the reference does.
-catalog_sources_unhealthy := {"type": "CatalogSourcesUnhealthy", "status": "True", "reason": "CatalogSourcesUnhealthy", "message": sprintf("%d of %d visible catalog sources are not READY: %s", [
-	count(_unhealthy), count(lib.catalogs),
-	concat(", ", _unhealthy),
-])} if {
+# CatalogSourcesUnhealthy looks at every visible catalog, as the reference does, and at the
+# Subscription's source catalog: a source catalog that does not exist is unhealthy (OLM reports
+# "targeted catalogsource ... missing" in this condition too), and the denial
+# CatalogSourceUnhealthy names the same fact. Its message also lists the other catalogs that are
+# not READY and those whose health is not yet known.
+catalog_sources_unhealthy := {"type": "CatalogSourcesUnhealthy", "status": "True", "reason": "CatalogSourceNotFound", "message": concat("; ", array.concat(
+	[sprintf("the source catalog %s (spec.sourceNamespace/spec.source) does not exist: create it, or point spec.source and spec.sourceNamespace at an existing catalog", [lib.source_catalog_key])],
+	_health_notes,
+))} if {
+	input.sourceCatalog == null
+} else := {"type": "CatalogSourcesUnhealthy", "status": "True", "reason": "CatalogSourcesUnhealthy", "message": concat("; ", _health_notes)} if {
 	count(_unhealthy) > 0
-} else := {"type": "CatalogSourcesUnhealthy", "status": "Unknown", "reason": "MissingCatalogInfo", "message": sprintf("the health of %d of %d visible catalog sources is not yet known (no status.connectionState): %s", [
+} else := {"type": "CatalogSourcesUnhealthy", "status": "Unknown", "reason": "MissingCatalogInfo", "message": _unobserved_note} if {
+	count(_unobserved) > 0
+} else := {"type": "CatalogSourcesUnhealthy", "status": "False", "reason": "CatalogSourcesHealthy", "message": sprintf("all %d visible catalog sources are READY", [count(lib.catalogs)])}
+
+# _health_notes say which visible catalogs are not READY and which have no connection state yet.
+_health_notes := array.concat(
+	[sprintf("%d of %d visible catalog sources are not READY: %s", [count(_unhealthy), count(lib.catalogs), concat(", ", _unhealthy)]) | count(_unhealthy) > 0],
+	[_unobserved_note | count(_unobserved) > 0],
+)
+
+_unobserved_note := sprintf("the health of %d of %d visible catalog sources is not yet known (no status.connectionState): %s", [
 	count(_unobserved), count(lib.catalogs),
 	concat(", ", _unobserved),
-])} if {
-	count(_unobserved) > 0
-} else := {"type": "CatalogSourcesUnhealthy", "status": "False", "reason": "NoCatalogSources", "message": sprintf("no catalog sources are visible in namespace %s or in the global catalog namespace %s", [
-	_sub_namespace,
-	lib.global_catalog_namespace,
-])} if {
-	count(lib.catalogs) == 0
-} else := {"type": "CatalogSourcesUnhealthy", "status": "False", "reason": "CatalogSourcesHealthy", "message": sprintf("all %d visible catalog sources are READY", [count(lib.catalogs)])}
+])
 
 _source_namespace := lib.source_namespace
 
-# CatalogSourceInvalid is about the Subscription's own source catalog only.
-catalog_source_invalid := {"type": "CatalogSourceInvalid", "status": "True", "reason": "CatalogSourceNotFound", "message": sprintf("the source catalog %s (spec.sourceNamespace/spec.source) does not exist: create it, or point spec.source and spec.sourceNamespace at an existing catalog", [lib.source_catalog_key])} if {
+# CatalogSourceInvalid is about the Subscription's own source catalog only. A source catalog that
+# does not exist has no spec to check: CatalogSourcesUnhealthy reports it (CatalogSourceNotFound),
+# and this condition is Unknown.
+catalog_source_invalid := {"type": "CatalogSourceInvalid", "status": "Unknown", "reason": "CatalogSourceNotFound", "message": sprintf("the source catalog %s (spec.sourceNamespace/spec.source) does not exist, so whether it is valid is unknown (CatalogSourcesUnhealthy reports it missing)", [lib.source_catalog_key])} if {
 	input.sourceCatalog == null
-} else := {"type": "CatalogSourceInvalid", "status": "True", "reason": "CatalogSourceNotVisible", "message": sprintf("the source catalog %s is neither in the Subscription's namespace %s nor in the global catalog namespace %s, so OLM does not resolve from it: move the catalog or fix spec.sourceNamespace", [
-	lib.source_catalog_key, _sub_namespace,
-	lib.global_catalog_namespace,
+} else := {"type": "CatalogSourceInvalid", "status": "True", "reason": "CatalogSourceNotVisible", "message": concat("", [
+	sprintf("the source catalog %s is neither in the Subscription's namespace %s nor in the global catalog namespace %s, so OLM does not resolve from it: move the catalog or fix spec.sourceNamespace", [
+		lib.source_catalog_key, _sub_namespace,
+		lib.global_catalog_namespace,
+	]),
+	_also_invalid,
 ])} if {
 	not _source_namespace in {_sub_namespace, lib.global_catalog_namespace}
 } else := {"type": "CatalogSourceInvalid", "status": "True", "reason": "CatalogSourceSpecInvalid", "message": sprintf("the source catalog %s is invalid: %s", [lib.source_catalog_key, _violations_text(catalogsource.source_violations)])} if {
 	count(catalogsource.source_violations) > 0
 } else := {"type": "CatalogSourceInvalid", "status": "False", "reason": "CatalogSourceValid", "message": sprintf("the source catalog %s exists and names exactly one source", [lib.source_catalog_key])}
+
+# _also_invalid adds the spec violations of a source catalog that is also not visible: both deny
+# CatalogSourceInvalid, and the condition names both.
+_also_invalid := sprintf("; its spec is invalid too: %s", [_violations_text(catalogsource.source_violations)]) if {
+	count(catalogsource.source_violations) > 0
+} else := ""
 
 _violations_text(found) := concat("; ", [sprintf("%s %s", [v.field, v.message]) | some v in sort(found)])
 

@@ -90,21 +90,40 @@ test_catalog_sources_unhealthy_unknown_without_status if {
 test_catalog_sources_unhealthy_true_wins_over_unknown if {
 	doc := f.with_patch({"catalogSources": [f.catalog("olm", "operatorhubio", "CONNECTING"), f.catalog("operators", "private", "")]})
 	_is(doc, "CatalogSourcesUnhealthy", "True", "CatalogSourcesUnhealthy")
+	_c(doc, "CatalogSourcesUnhealthy").message == "1 of 2 visible catalog sources are not READY: olm/operatorhubio (CONNECTING); the health of 1 of 2 visible catalog sources is not yet known (no status.connectionState): operators/private"
 }
 
-test_catalog_sources_unhealthy_false_when_none_visible if {
+# A missing source catalog is unhealthy (OLM: "targeted catalogsource ... missing"), and the
+# denial CatalogSourceUnhealthy names the same fact.
+test_catalog_sources_unhealthy_true_when_the_source_is_missing if {
+	doc := f.with_patch({"sourceCatalog": null, "catalogSources": [f.catalog("operators", "private", "READY")]})
+	_is(doc, "CatalogSourcesUnhealthy", "True", "CatalogSourceNotFound")
+	_c(doc, "CatalogSourcesUnhealthy").message == "the source catalog olm/operatorhubio (spec.sourceNamespace/spec.source) does not exist: create it, or point spec.source and spec.sourceNamespace at an existing catalog"
+}
+
+test_catalog_sources_unhealthy_for_a_missing_source_lists_the_other_unhealthy_catalogs_too if {
+	doc := f.with_patch({"sourceCatalog": null, "catalogSources": [f.catalog("operators", "private", "CONNECTING"), f.catalog("operators", "fresh", "")]})
+	_is(doc, "CatalogSourcesUnhealthy", "True", "CatalogSourceNotFound")
+	_c(doc, "CatalogSourcesUnhealthy").message == concat("; ", [
+		"the source catalog olm/operatorhubio (spec.sourceNamespace/spec.source) does not exist: create it, or point spec.source and spec.sourceNamespace at an existing catalog",
+		"1 of 2 visible catalog sources are not READY: operators/private (CONNECTING)",
+		"the health of 1 of 2 visible catalog sources is not yet known (no status.connectionState): operators/fresh",
+	])
+}
+
+test_catalog_sources_unhealthy_true_when_no_catalog_is_visible if {
 	doc := f.with_patch({"catalogSources": [], "sourceCatalog": null})
-	_is(doc, "CatalogSourcesUnhealthy", "False", "NoCatalogSources")
+	_is(doc, "CatalogSourcesUnhealthy", "True", "CatalogSourceNotFound")
 }
 
 # --- CatalogSourceInvalid: the source catalog only
 
 test_catalog_source_invalid_false_for_a_valid_source if _is(f.base, "CatalogSourceInvalid", "False", "CatalogSourceValid")
 
-test_catalog_source_invalid_true_when_the_source_is_missing if {
+test_catalog_source_invalid_unknown_when_the_source_is_missing if {
 	doc := f.with_patch({"sourceCatalog": null, "catalogSources": [f.catalog("operators", "private", "READY")]})
-	_is(doc, "CatalogSourceInvalid", "True", "CatalogSourceNotFound")
-	contains(_c(doc, "CatalogSourceInvalid").message, "olm/operatorhubio")
+	_is(doc, "CatalogSourceInvalid", "Unknown", "CatalogSourceNotFound")
+	_c(doc, "CatalogSourceInvalid").message == "the source catalog olm/operatorhubio (spec.sourceNamespace/spec.source) does not exist, so whether it is valid is unknown (CatalogSourcesUnhealthy reports it missing)"
 }
 
 test_catalog_source_invalid_true_when_the_source_is_not_visible if {
@@ -113,6 +132,17 @@ test_catalog_source_invalid_true_when_the_source_is_not_visible if {
 		"sourceCatalog": f.catalog("elsewhere", "operatorhubio", "READY"),
 	})
 	_is(doc, "CatalogSourceInvalid", "True", "CatalogSourceNotVisible")
+	_c(doc, "CatalogSourceInvalid").message == "the source catalog elsewhere/operatorhubio is neither in the Subscription's namespace operators nor in the global catalog namespace olm, so OLM does not resolve from it: move the catalog or fix spec.sourceNamespace"
+}
+
+test_catalog_source_invalid_names_the_spec_violations_of_a_source_that_is_not_visible_too if {
+	bad := object.union(f.catalog("elsewhere", "operatorhubio", "READY"), {"spec": {"sourceType": "grpc"}})
+	doc := f.with_patch({"subscription": {"spec": {"sourceNamespace": "elsewhere"}}, "sourceCatalog": bad})
+	_is(doc, "CatalogSourceInvalid", "True", "CatalogSourceNotVisible")
+	contains(
+		_c(doc, "CatalogSourceInvalid").message,
+		"move the catalog or fix spec.sourceNamespace; its spec is invalid too: spec spec.catalogImageSource, spec.sourceType are set together",
+	)
 }
 
 test_catalog_source_invalid_true_for_an_invalid_spec if {

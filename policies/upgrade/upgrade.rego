@@ -74,6 +74,18 @@ _override_remedy(t, status) := lib.remedy(
 
 _copy_remedy := {"text": "OLM copies the operator's spec.conditions to status.conditions; if it does not, check that OLM's olm-operator is running"}
 
+# _olm_override_remedy lifts a hold that OLM applies too. OLM checks Upgradeable itself after an
+# InstallPlan is approved: the replacing CSV stays Pending while the installed operator's
+# OperatorCondition says Upgradeable=False or is stale, unless its spec.overrides sets
+# Upgradeable=True. An UpgradeGate waiver would only make Tollgate approve a plan that OLM then
+# holds, so tollgate.main does not offer it for these codes; the OperatorCondition's own
+# override lifts both holds (Tollgate reads spec.overrides first, as OLM does).
+_olm_override_remedy := lib.remedy(
+	sprintf("or an admin overrides Upgradeable for OLM and Tollgate alike in spec.overrides of OperatorCondition %s (an UpgradeGate waiver would not do: OLM checks Upgradeable itself after approval):", [_oc_key]),
+	"kubectl edit operatorcondition -n %s %s",
+	[_oc_namespace, _oc_object_name],
+)
+
 # METADATA
 # title: An admin override in the OperatorCondition sets Upgradeable to something other than True
 # custom:
@@ -102,7 +114,10 @@ deny contains denial if {
 		rego.metadata.rule(),
 		sprintf("%s reports Upgradeable=False: %s", [_installed, _said(c)]),
 		[_oc_fact(c)],
-		[{"text": sprintf("the operator reports Upgradeable=True (or removes the condition) in OperatorCondition %s once it is safe to upgrade; OLM copies spec.conditions to status.conditions", [_oc_key])}],
+		[
+			{"text": sprintf("the operator reports Upgradeable=True (or removes the condition) in OperatorCondition %s once it is safe to upgrade; OLM copies spec.conditions to status.conditions", [_oc_key])},
+			_olm_override_remedy,
+		],
 	)
 }
 
@@ -124,7 +139,10 @@ deny contains denial if {
 			[_installed, c.status, _oc_name, observed, _generation],
 		),
 		[sprintf("%s (observed at generation %v; the object is at generation %v)", [_oc_fact(c), observed, _generation])],
-		[{"text": sprintf("OLM copies the operator's latest conditions (generation %v) to status.conditions; if it does not, check that OLM's olm-operator is running", [_generation])}],
+		[
+			{"text": sprintf("OLM copies the operator's latest conditions (generation %v) to status.conditions; if it does not, check that OLM's olm-operator is running", [_generation])},
+			_olm_override_remedy,
+		],
 	)
 }
 
@@ -143,7 +161,7 @@ deny contains denial if {
 			[_installed, _oc_name, s.status],
 		),
 		[sprintf("OperatorCondition %s: spec.conditions sets Upgradeable=%v, but status.conditions has no Upgradeable yet", [_oc_object_name, s.status])],
-		[_copy_remedy],
+		[_copy_remedy, _olm_override_remedy],
 	)
 }
 
@@ -218,7 +236,10 @@ deny contains denial if {
 
 # ----------------------------------------------------------------------------------------------
 # The Subscription's own source catalog. Other visible catalogs never deny (they only show in
-# the CatalogSourcesUnhealthy condition). A missing source catalog denies: fail closed.
+# the CatalogSourcesUnhealthy condition). A missing source catalog denies: fail closed. Each
+# denial names the fact its condition reports: a missing or unhealthy source catalog is
+# CatalogSourceUnhealthy (condition CatalogSourcesUnhealthy, reason CatalogSourceNotFound when
+# missing), an invalid or invisible one CatalogSourceInvalid.
 
 _source := input.sourceCatalog
 

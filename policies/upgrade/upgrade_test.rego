@@ -1,6 +1,8 @@
 package tollgate.upgrade_test
 
 import data.tollgate.fixtures_test as f
+import data.tollgate.health
+import data.tollgate.subscription
 import data.tollgate.upgrade
 
 _deny(doc) := d if {
@@ -337,13 +339,22 @@ test_a_first_install_without_an_installed_csv_is_allowed if {
 
 _oc_edit := "kubectl edit operatorcondition -n operators etcdoperator.v0.9.2"
 
+# _olm_override is the remedy that lifts a hold OLM applies too (Upgradeable=False, stale).
+_olm_override := {
+	"text": "or an admin overrides Upgradeable for OLM and Tollgate alike in spec.overrides of OperatorCondition operators/etcdoperator.v0.9.2 (an UpgradeGate waiver would not do: OLM checks Upgradeable itself after approval):",
+	"command": _oc_edit,
+}
+
 _repoint := `kubectl patch subscription -n operators etcd --type merge -p '{"spec":{"source":"NAME","sourceNamespace":"NAMESPACE"}}'`
 
 test_upgradeable_false_states_the_condition_and_waits_for_the_operator if {
 	c := object.union(f.upgradeable("False", "migrating storage", 1), {"reason": "Migrating", "lastTransitionTime": "2026-11-22T01:07:11Z"})
 	d := _one(_oc(1, [], [], [c]), "OperatorNotUpgradeable")
 	d.facts == ["OperatorCondition etcdoperator.v0.9.2: Upgradeable=False since 2026-11-22T01:07:11Z: migrating storage (reason Migrating)"]
-	d.lift == [{"text": "the operator reports Upgradeable=True (or removes the condition) in OperatorCondition operators/etcdoperator.v0.9.2 once it is safe to upgrade; OLM copies spec.conditions to status.conditions"}]
+	d.lift == [
+		{"text": "the operator reports Upgradeable=True (or removes the condition) in OperatorCondition operators/etcdoperator.v0.9.2 once it is safe to upgrade; OLM copies spec.conditions to status.conditions"},
+		_olm_override,
+	]
 }
 
 test_the_facts_describe_the_first_matching_condition if {
@@ -369,13 +380,41 @@ test_an_upgradeable_override_is_lifted_by_editing_the_operator_condition if {
 test_a_stale_condition_names_both_generations if {
 	d := _one(_oc(3, [], [], [f.upgradeable("True", "ready", 2)]), "OperatorConditionStale")
 	d.facts == ["OperatorCondition etcdoperator.v0.9.2: Upgradeable=True since 2026-11-22T09:00:00Z: ready (reason Test) (observed at generation 2; the object is at generation 3)"]
-	d.lift == [{"text": "OLM copies the operator's latest conditions (generation 3) to status.conditions; if it does not, check that OLM's olm-operator is running"}]
+	d.lift == [
+		{"text": "OLM copies the operator's latest conditions (generation 3) to status.conditions; if it does not, check that OLM's olm-operator is running"},
+		_olm_override,
+	]
 }
 
 test_a_spec_condition_not_yet_copied_waits_for_olm if {
 	d := _one(_oc(2, [], [f.cond("Upgradeable", "False", "Migrating", "migrating", "2026-11-22T09:00:00Z")], []), "OperatorConditionStale")
 	d.facts == ["OperatorCondition etcdoperator.v0.9.2: spec.conditions sets Upgradeable=False, but status.conditions has no Upgradeable yet"]
-	d.lift == [{"text": "OLM copies the operator's spec.conditions to status.conditions; if it does not, check that OLM's olm-operator is running"}]
+	d.lift == [
+		{"text": "OLM copies the operator's spec.conditions to status.conditions; if it does not, check that OLM's olm-operator is running"},
+		_olm_override,
+	]
+}
+
+# OLM applies its own Upgradeable rule after approval, so for OperatorNotUpgradeable and
+# OperatorConditionStale the remedy that lifts the hold is the OperatorCondition's own override,
+# which Tollgate reads first as OLM does: with it in place, neither denial stands.
+test_the_operator_condition_override_offered_lifts_the_hold if {
+	every doc in [
+		_oc(1, [], [], [f.upgradeable("False", "migrating", 1)]),
+		_oc(3, [], [], [f.upgradeable("False", "migrating", 2)]),
+		_oc(2, [], [f.cond("Upgradeable", "False", "M", "m", "2026-11-22T09:00:00Z")], []),
+	] {
+		some d in _deny(doc)
+		d.code in {"OperatorNotUpgradeable", "OperatorConditionStale"}
+		_olm_override in d.lift
+		overridden := object.union(doc, {"operatorCondition": {"spec": {"overrides": [_override("Upgradeable", "True", "verified")]}}})
+		_codes(overridden) == set()
+	}
+}
+
+test_an_operator_condition_with_an_unsafe_name_offers_the_override_without_a_command if {
+	doc := object.union(_oc(1, [], [], [f.upgradeable("False", "m", 1)]), {"operatorCondition": {"metadata": {"name": "Bad Name"}}})
+	_one(doc, "OperatorNotUpgradeable").lift[1] == {"text": "or an admin overrides Upgradeable for OLM and Tollgate alike in spec.overrides of OperatorCondition operators/Bad Name (an UpgradeGate waiver would not do: OLM checks Upgradeable itself after approval)"}
 }
 
 test_upgrading_from_status_waits_for_the_operator if {
@@ -481,5 +520,165 @@ test_every_embedded_denial_has_facts_and_remedies if {
 	every d in _deny(doc) {
 		count(d.facts) > 0
 		count(d.lift) > 0
+	}
+}
+
+# --- one name for one fact: a denial's code names the same fact as the condition that reports it
+# (DESIGN.md). Each test runs the same inputs through the condition and the denials.
+
+# _sub_condition is the Subscription condition of type t for doc.
+_sub_condition(doc, t) := c if {
+	conds := subscription.conditions with input as doc
+	c := f.condition(conds, t)
+}
+
+# _health is the aggregated health condition of type t for doc.
+_health(doc, t) := c if {
+	conds := health.conditions with input as doc
+	c := f.condition(conds, t)
+}
+
+_not_ready_source := f.with_patch({"sourceCatalog": f.catalog("olm", "operatorhubio", "TRANSIENT_FAILURE"), "catalogSources": [f.catalog("olm", "operatorhubio", "TRANSIENT_FAILURE")]})
+
+# (with_patch merges objects, so the source catalog's status is replaced by null)
+_unobserved_source := f.with_patch({"sourceCatalog": {"status": null}, "catalogSources": [f.catalog("olm", "operatorhubio", "")]})
+
+_missing_source := f.with_patch({"sourceCatalog": null, "catalogSources": [f.catalog("operators", "private", "READY")]})
+
+_other_catalog_unhealthy := f.with_patch({"catalogSources": [f.catalog("olm", "operatorhubio", "READY"), f.catalog("operators", "private", "TRANSIENT_FAILURE")]})
+
+_invalid_source := f.with_patch({
+	"sourceCatalog": object.union(f.catalog("olm", "operatorhubio", "READY"), {"spec": {"sourceType": "grpc"}}),
+	"catalogSources": [],
+})
+
+# CatalogSourceUnhealthy (the source catalog) and CatalogSourcesUnhealthy (every visible catalog
+# and the source): the denial stands exactly when the condition reports the source catalog as
+# missing, not READY or of unknown health, and then the condition is not False and names it. A
+# missing source catalog was CatalogSourceInvalid=True before: it is unhealthy, not invalid.
+test_catalog_source_unhealthy_agrees_with_the_catalog_sources_unhealthy_condition if {
+	every doc in [f.base, _missing_source, _not_ready_source, _unobserved_source, _other_catalog_unhealthy, _invalid_source] {
+		c := _sub_condition(doc, "CatalogSourcesUnhealthy")
+		source_unhealthy := _source_unhealthy_in(doc, c)
+		denied := "CatalogSourceUnhealthy" in _codes(doc)
+		denied == source_unhealthy
+		_names_the_source_when(source_unhealthy, c)
+	}
+	_sub_condition(_missing_source, "CatalogSourcesUnhealthy").reason == "CatalogSourceNotFound"
+	_sub_condition(_missing_source, "CatalogSourceInvalid").status == "Unknown"
+}
+
+# _source_unhealthy_in holds when condition c (with catalogStatus) reports the source catalog as
+# missing or not healthy.
+_source_unhealthy_in(_, c) if c.reason == "CatalogSourceNotFound"
+
+_source_unhealthy_in(doc, _) if {
+	some st in subscription.catalog_status with input as doc
+	st.source
+	st.healthy != "True"
+}
+
+default _source_unhealthy_in(_, _) := false
+
+_names_the_source_when(false, _)
+
+_names_the_source_when(true, c) if {
+	c.status in {"True", "Unknown"}
+	contains(c.message, "olm/operatorhubio")
+}
+
+# CatalogSourceInvalid, the denial and the condition (the source catalog only).
+test_catalog_source_invalid_agrees_with_the_catalog_source_invalid_condition if {
+	both := object.union(_invalid_source, {"subscription": {"spec": {"sourceNamespace": "elsewhere"}}, "sourceCatalog": {"metadata": {"namespace": "elsewhere"}}})
+	every doc in [f.base, _elsewhere, _invalid_source, both, _missing_source, _other_catalog_unhealthy, f.first_install] {
+		_agree(doc, "CatalogSourceInvalid", _sub_condition(doc, "CatalogSourceInvalid").status)
+	}
+}
+
+# _agree holds when doc has a denial of code exactly when the condition that reports the same
+# fact has status True.
+_agree(doc, code, status) if {
+	denied := code in _codes(doc)
+	reported := status == "True"
+	denied == reported
+}
+
+# InstalledCSVMissing, the denial and the condition.
+test_installed_csv_missing_agrees_with_the_installed_csv_missing_condition if {
+	every doc in [f.base, f.with_patch({"installedCSV": null}), f.first_install, f.at_latest] {
+		_agree(doc, "InstalledCSVMissing", _sub_condition(doc, "InstalledCSVMissing").status)
+	}
+}
+
+_operands(conditions) := f.with_patch({"operands": [f.operand("a", conditions), f.operand("b", f.healthy_conditions("2026-11-21T08:00:00Z"))]})
+
+_health_docs := [
+	f.base,
+	_operands([f.cond("Degraded", "True", "HealFailed", "down", "2026-11-22T09:00:00Z")]),
+	_operands([f.cond("Progressing", "True", "HealInProgress", "busy", "2026-11-22T09:00:00Z")]),
+	_operands([f.cond("Degraded", "Unknown", "HealInProgress", "", ""), f.cond("Progressing", "Unknown", "HealInProgress", "", "")]),
+	_operands([]),
+	f.with_patch({"operands": []}),
+	f.first_install,
+]
+
+# OperatorDegraded and the aggregated health condition Degraded.
+test_operator_degraded_agrees_with_the_degraded_health_condition if {
+	every doc in _health_docs {
+		_agree(doc, "OperatorDegraded", _health(doc, "Degraded").status)
+	}
+}
+
+# OperatorProgressing and the aggregated health condition Progressing.
+test_operator_progressing_agrees_with_the_progressing_health_condition if {
+	every doc in _health_docs {
+		_agree(doc, "OperatorProgressing", _health(doc, "Progressing").status)
+	}
+}
+
+# The OperatorCondition denials name the OperatorCondition's own condition, which their facts
+# quote: [input, the one code it denies with (or none), the condition type the fact states].
+_oc_cases := [
+	[f.base, set(), ""],
+	[_oc(1, [], [], [f.upgradeable("False", "migrating", 1)]), {"OperatorNotUpgradeable"}, "Upgradeable=False"],
+	[_oc(1, [_override("Upgradeable", "False", "audit")], [], [f.upgradeable("True", "ready", 1)]), {"OperatorNotUpgradeable"}, "Upgradeable=False"],
+	[_oc(1, [_override("Upgradeable", "True", "verified")], [], [f.upgradeable("False", "migrating", 1)]), set(), ""],
+	[_oc(3, [], [], [f.upgradeable("True", "ready", 2)]), {"OperatorConditionStale"}, "observed at generation 2"],
+	[_oc(2, [], [f.cond("Upgradeable", "False", "M", "m", "2026-11-22T09:00:00Z")], []), {"OperatorConditionStale"}, "status.conditions has no Upgradeable yet"],
+	[_oc(1, [], [], [f.cond("Upgrading", "True", "M", "migrating", "2026-11-22T09:00:00Z")]), {"OperatorUpgrading"}, "Upgrading=True"],
+	[_oc(1, [_override("Upgrading", "True", "hold")], [], []), {"OperatorUpgrading"}, "Upgrading=True"],
+]
+
+_oc_codes := {"OperatorNotUpgradeable", "OperatorConditionStale", "OperatorUpgrading"}
+
+_oc_agree(code) if {
+	every case in _oc_cases {
+		[doc, want, stated] := case
+		denied := code in _codes(doc)
+		wanted := code in want
+		denied == wanted
+		every d in _deny(doc) {
+			_states(d, code, stated)
+		}
+	}
+}
+
+_states(d, code, _) if d.code != code
+
+_states(d, code, stated) if {
+	d.code == code
+	contains(d.facts[0], "OperatorCondition etcdoperator.v0.9.2")
+	contains(d.facts[0], stated)
+}
+
+test_operator_not_upgradeable_agrees_with_the_operator_conditions_upgradeable if _oc_agree("OperatorNotUpgradeable")
+
+test_operator_condition_stale_agrees_with_the_operator_conditions_observed_generation if _oc_agree("OperatorConditionStale")
+
+test_operator_upgrading_agrees_with_the_operator_conditions_upgrading if _oc_agree("OperatorUpgrading")
+
+test_each_operator_condition_case_denies_with_one_code_at_most if {
+	every case in _oc_cases {
+		count(_codes(case[0]) & _oc_codes) <= 1
 	}
 }

@@ -28,7 +28,7 @@ func TestDemo(t *testing.T) {
 		"InstallPlan install-etcd-v0-9-4: approved=false, it waits",
 		"| Decision: HELD by OperatorNotUpgradeable",
 		"| 1. OperatorNotUpgradeable",
-		"kubectl patch upgradegate -n demo etcd",
+		"kubectl edit operatorcondition -n demo etcd.v0.9.2",
 		"== Step 7: Tollgate approves the InstallPlan",
 		"approved=true",
 		"after the operator reported Upgradeable=True",

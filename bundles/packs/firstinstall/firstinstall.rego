@@ -69,7 +69,13 @@ default _config := {}
 
 _config := data.tollgate.config.packs.firstinstall
 
-_rules := object.get(_config, "allow", [])
+# _settings is the configuration when it is an object, else {} (and a configuration error), so
+# that no lookup raises a built-in error on it.
+_settings := _config if is_object(_config)
+
+else := {}
+
+_rules := object.get(_settings, "allow", [])
 
 _fields := {"namespace", "package", "source"}
 
@@ -85,7 +91,7 @@ _config_errors contains msg if {
 
 _config_errors contains msg if {
 	some i, rule in _rules
-	count(rule) == 0
+	rule == {}
 	msg := sprintf("allow[%d] is empty; write {\"package\": \"*\"} to allow every first install", [i])
 }
 
@@ -102,6 +108,26 @@ _config_errors contains msg if {
 	key in _fields
 	not is_string(pattern)
 	msg := sprintf("allow[%d].%s is not a string", [i, key])
+}
+
+_config_errors contains msg if {
+	some i, rule in _rules
+	some key, pattern in rule
+	key in _fields
+	is_string(pattern)
+	not _glob(pattern)
+	msg := sprintf("allow[%d].%s %q is not a pattern the pack reads: use * and ?, one class such as [abc], [a-z] or [!a], alternatives such as {a,b}, and \\ before any other [, ], { or }", [i, key, pattern])
+}
+
+# _glob holds for a pattern glob.match compiles, checked without calling it (an invalid pattern
+# would raise a built-in error): literal characters, * and ?, escapes (\x), a class of listed
+# characters or of one range whose ends are in order ([abc], [!abc], [a-z]), and alternatives
+# without nesting ({a,b*}).
+_glob(pattern) if {
+	regex.match(`^([^\[\]{}\\]|\\.|\[!?([^\[\]\\-]-[^\[\]\\-]|[^\[\]\\-]+)\]|\{[^\[\]{}\\]*\})*$`, pattern)
+	every m in regex.find_all_string_submatch_n(`\[!?([^\[\]\\-])-([^\[\]\\-])\]`, pattern, -1) {
+		m[1] <= m[2]
+	}
 }
 
 # --- the Subscription ------------------------------------------------------------------------

@@ -110,3 +110,22 @@ test_empty_rule if _config_error({"allow": [{}]}, `allow[0] is empty; write {"pa
 test_unknown_key if _config_error({"allow": [{"name": "etcd"}]}, "allow[0] has unknown key name")
 
 test_pattern_not_a_string if _config_error({"allow": [{"package": ["etcd"]}]}, "allow[0].package is not a string")
+
+# glob.match raises a built-in error on a pattern it cannot compile; the pack checks each pattern
+# first and reports it, so no such error ever happens.
+test_a_pattern_glob_cannot_read_is_a_config_error if {
+	every pattern in ["[z-a]", "[a-]", "{a,b", "etcd\\", "[]", "[a-cx-z]", "{a,{b,c}}"] {
+		_config_error({"allow": [{"package": pattern}]}, sprintf("allow[0].package %q is not a pattern the pack reads", [pattern]))
+	}
+}
+
+test_the_patterns_glob_reads_are_accepted if {
+	every pattern in ["etcd", "*", "et?d", "[e]tcd", "[a-z]tcd", "[!x]tcd", "{etcd,postgres}", "e\\tcd", "{et*,x}", "e*d"] {
+		_allows({"allow": [{"package": pattern}]})
+	}
+}
+
+test_a_rule_that_is_not_an_object_is_not_also_empty if {
+	msgs := {d.message | some d in firstinstall.deny with input as _first with data.tollgate.config.packs.firstinstall as {"allow": [""]}}
+	count(msgs) == 1
+}

@@ -69,12 +69,18 @@ default _config := {}
 
 _config := data.tollgate.config.packs.freeze
 
-_raw_periods := object.get(_config, "periods", [])
+# _settings is the configuration when it is an object, else {} (and a configuration error), so
+# that no lookup raises a built-in error on it.
+_settings := _config if is_object(_config)
+
+else := {}
+
+_raw_periods := object.get(_settings, "periods", [])
 
 # A freeze holds new operators too unless firstInstall is false.
 default _first_install_applies := true
 
-_first_install_applies := object.get(_config, "firstInstall", true)
+_first_install_applies := object.get(_settings, "firstInstall", true)
 
 _config_errors contains "the configuration is not an object" if not is_object(_config)
 
@@ -90,6 +96,7 @@ _config_errors contains msg if {
 
 _config_errors contains msg if {
 	some i, p in _raw_periods
+	is_object(p)
 	some field in ["start", "end"]
 	not _time(object.get(p, field, null))
 	msg := sprintf("periods[%d].%s is %v, want an RFC 3339 time such as 2024-12-20T00:00:00Z", [i, field, object.get(p, field, null)])
@@ -103,6 +110,7 @@ _config_errors contains msg if {
 
 _config_errors contains msg if {
 	some i, p in _raw_periods
+	is_object(p)
 	some field in ["namespaces", "packages"]
 	not is_array(object.get(p, field, []))
 	msg := sprintf("periods[%d].%s is not a list", [i, field])
@@ -110,21 +118,35 @@ _config_errors contains msg if {
 
 _config_errors contains msg if {
 	some i, p in _raw_periods
+	is_object(p)
 	not is_string(object.get(p, "reason", ""))
 	msg := sprintf("periods[%d].reason is not a string", [i])
 }
 
 _config_errors contains msg if {
 	not _now_ns
-	count(_raw_periods) > 0
+	_raw_periods != []
 	msg := sprintf("input.now %v is not an RFC 3339 time, so no freeze can be checked", [object.get(input, "now", null)])
 }
 
-_time(s) := time.parse_rfc3339_ns(s) if is_string(s)
+# _time is an RFC 3339 time in nanoseconds since the epoch; undefined for anything else. A
+# regular expression checks the string before time.parse_rfc3339_ns sees it, so a garbled time
+# never raises a built-in error: real calendar dates only (leap years included), hours 00-23,
+# minutes and seconds 00-59, offsets up to ±23:59, years 1678-2261 (what nanoseconds since the
+# epoch can hold).
+_time(s) := time.parse_rfc3339_ns(s) if {
+	is_string(s)
+	s >= "1678"
+	s < "2262"
+	regex.match(_rfc3339, s)
+}
+
+_rfc3339 := `^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`
 
 # The periods that hold this Subscription.
 _periods contains {"start": _time(p.start), "end": _time(p.end), "startText": p.start, "endText": p.end, "reason": _reason(p)} if {
 	some p in _raw_periods
+	is_object(p)
 	_selects(p)
 }
 
@@ -142,11 +164,11 @@ _selects(p) if {
 	_in_list_or_absent(p, "packages", _package)
 }
 
-_in_list_or_absent(p, field, _) if count(object.get(p, field, [])) == 0
+_in_list_or_absent(p, field, _) if object.get(p, field, []) == []
 
 _in_list_or_absent(p, field, value) if value in object.get(p, field, [])
 
-_now_ns := time.parse_rfc3339_ns(input.now)
+_now_ns := _time(input.now)
 
 # --- which Subscriptions the pack looks at -------------------------------------------------------
 

@@ -154,3 +154,21 @@ test_packages_not_a_list if _config_error(_cfg([object.union(_holidays, {"packag
 test_reason_not_a_string if _config_error(_cfg([object.union(_holidays, {"reason": 42})]), "2024-12-24T12:00:00Z", "periods[0].reason is not a string")
 
 test_unreadable_clock if _config_error(_cfg([_holidays]), "Christmas Eve", "input.now Christmas Eve is not an RFC 3339 time")
+
+test_time_reads_rfc_3339_and_nothing_else if {
+	freeze._time("2024-12-20T00:00:00Z") == 1734652800000000000
+	freeze._time("2024-12-20T01:00:00.5+01:00") == 1734652800500000000
+	every bad in [null, 1734652800, "", "2024-12-20", "2024-12-20 00:00:00", "2024-02-30T00:00:00Z", "2024-12-20T24:00:00Z", "1677-12-31T00:00:00Z", "2262-01-01T00:00:00Z"] {
+		not freeze._time(bad)
+	}
+}
+
+test_periods_that_are_not_objects_hold_nothing_but_the_config_error if {
+	_codes(freeze.deny) == {"FreezeConfigInvalid"} with input as _upgrade("2024-12-24T12:00:00Z") with data.tollgate.config.packs.freeze as _cfg([_holidays, 42])
+}
+
+test_a_period_list_that_is_not_a_list_is_reported_with_an_unreadable_clock if {
+	msgs := {d.message | some d in freeze.deny with input as _upgrade("noon") with data.tollgate.config.packs.freeze as {"periods": 42}}
+	count([m | some m in msgs; contains(m, "periods is not a list")]) == 1
+	count([m | some m in msgs; contains(m, "input.now noon is not an RFC 3339 time")]) == 1
+}

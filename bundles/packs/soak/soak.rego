@@ -4,9 +4,10 @@
 #   Holds an operator upgrade until the version it brings has been known for a soak time, so
 #   other clusters (or the community) meet its problems first. "Known" is, by default, the
 #   earliest time the cluster saw it: the creation of the new CSV or of an InstallPlan that
-#   lists it. With basis "published" the CSV's createdAt annotation counts instead, when it
-#   can be read. Configured under data.tollgate.config.packs.soak; the default soak time is
-#   24 hours, first installs are not held. input.now is the clock.
+#   lists it. With basis "published" the CSV's createdAt annotation counts instead (RFC 3339,
+#   YYYY-MM-DD HH:MM:SS or YYYY-MM-DD); when it is missing or cannot be read the upgrade is held
+#   as SoakStartUnknown. Configured under data.tollgate.config.packs.soak; the default soak
+#   time is 24 hours, first installs are not held. input.now is the clock.
 package tollgate.packs.soak
 
 # METADATA
@@ -36,12 +37,13 @@ deny contains denial if {
 }
 
 # METADATA
-# title: The new version's age cannot be told
+# title: No timestamp shows since when the cluster knows the new version
 # custom:
-#   code: SoakTimeNotElapsed
+#   code: SoakStartUnknown
 deny contains denial if {
 	_applies
 	_soak_ns > 0
+	_basis == "seen"
 	not _since
 	denial := _denial(
 		rego.metadata.rule(),
@@ -52,21 +54,84 @@ deny contains denial if {
 		],
 		[
 			{"text": sprintf("OLM creates the InstallPlan for %s: its creationTimestamp starts the soak time", [_subject])},
-			{
-				"text": sprintf("or an admin sets the soak time of package %s to 0 (packages.%s.hours in data.tollgate.config.packs.soak; the ConfigMaps labelled tollgate.dev/policy=data hold it):", [_package, _package]),
-				"command": _config_command,
-			},
+			_no_soak_remedy,
 		],
 	)
+}
+
+# METADATA
+# title: The new version's createdAt annotation is missing or cannot be read
+# custom:
+#   code: SoakStartUnknown
+deny contains denial if {
+	_applies
+	_soak_ns > 0
+	_basis == "published"
+	not _since
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("cannot tell when %s was published (%s), so its soak time of %s cannot be checked", [_subject, _created_at_problem, _duration(_soak_ns)]),
+		array.concat(_created_at_facts, [_soak_fact]),
+		array.concat(
+			[{"text": sprintf("the operator's author publishes %s with a createdAt annotation in a layout the pack reads: %s", [_subject, _layouts])}],
+			array.concat([r | r := _seen_remedy], [_no_soak_remedy]),
+		),
+	)
+}
+
+_layouts := "RFC 3339 (2019-08-19T12:00:00Z), 2019-08-19 12:00:00 (UTC) or 2019-08-19 (midnight UTC)"
+
+# The createdAt annotations of the new version, as [where, value]: on its CSV, and on its
+# channel entries in the PackageManifest.
+_created_at_found contains ["on its CSV", value] if {
+	input.currentCSV.metadata.name == _current_name
+	value := input.currentCSV.metadata.annotations.createdAt
+}
+
+_created_at_found contains [sprintf("in channel %v of the PackageManifest", [channel.name]), value] if {
+	some channel in object.get(input, ["packageManifest", "status", "channels"], [])
+	channel.currentCSV == _current_name
+	value := channel.currentCSVDesc.annotations.createdAt
+}
+
+_created_at_problem := "it has no createdAt annotation" if {
+	count(_created_at_found) == 0
+} else := "its createdAt annotation is not in a layout the pack reads"
+
+_created_at_facts := [sprintf("%s has no createdAt annotation, neither on its CSV nor in the PackageManifest", [_subject])] if {
+	count(_created_at_found) == 0
+} else := [sprintf("the createdAt annotation of %s %s is %s, which is not in a layout the pack reads: %s", [_subject, found[0], _quoted(found[1]), _layouts]) |
+	some found in _created_at_found
+]
+
+_quoted(v) := sprintf("%q", [v]) if is_string(v)
+
+else := sprintf("%v", [v])
+
+# _seen_remedy counts from when the cluster first saw the new version instead, when it did.
+_seen_remedy := {
+	"text": sprintf(
+		"or an admin sets basis: seen in data.tollgate.config.packs.soak, so that the soak time counts from when the cluster first saw %s: since %s, %s, so until %s (the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+		[_subject, time.format(seen.at), seen.evidence, time.format(seen.at + _soak_ns)],
+	),
+	"command": _config_command,
+} if {
+	seen := _earliest(_seen)
+}
+
+# _no_soak_remedy turns the soak time of the package off.
+_no_soak_remedy := {
+	"text": sprintf("or an admin sets the soak time of package %s to 0 (packages.%s.hours in data.tollgate.config.packs.soak; the ConfigMaps labelled tollgate.dev/policy=data hold it):", [_package, _package]),
+	"command": _config_command,
 }
 
 # _soak_fact names the soak time and the setting it comes from.
 _soak_fact := sprintf("package %s must soak %s (%s)", [_package, _duration(_soak_ns), _hours_setting])
 
 _hours_setting := sprintf("packages.%s.hours in data.tollgate.config.packs.soak", [_package]) if {
-	object.get(_config, ["packages", _package, "hours"], null) != null
+	object.get(_settings, ["packages", _package, "hours"], null) != null
 } else := "hours in data.tollgate.config.packs.soak" if {
-	object.get(_config, "hours", null) != null
+	object.get(_settings, "hours", null) != null
 } else := "the default"
 
 # METADATA
@@ -101,19 +166,25 @@ default _config := {}
 
 _config := data.tollgate.config.packs.soak
 
+# _settings is the configuration when it is an object, else {} (and a configuration error), so
+# that no lookup below raises a built-in error on it.
+_settings := _config if is_object(_config)
+
+else := {}
+
 _default_hours := 24
 
 _package := object.get(input, ["subscription", "spec", "name"], "")
 
-_hours := object.get(_config, ["packages", _package, "hours"], object.get(_config, "hours", _default_hours))
+_hours := object.get(_settings, ["packages", _package, "hours"], object.get(_settings, "hours", _default_hours))
 
-_soak_ns := _hours * 3600000000000
+_soak_ns := _hours * 3600000000000 if is_number(_hours)
 
-_basis := object.get(_config, "basis", "seen")
+_basis := object.get(_settings, "basis", "seen")
 
 default _first_install_applies := false
 
-_first_install_applies := object.get(_config, "firstInstall", false)
+_first_install_applies := object.get(_settings, "firstInstall", false)
 
 _config_errors contains "the configuration is not an object" if not is_object(_config)
 
@@ -124,7 +195,13 @@ _config_errors contains msg if {
 	msg := sprintf("basis is %v, want seen or published", [_basis])
 }
 
-_config_errors contains "packages is not an object mapping package names to settings" if not is_object(object.get(_config, "packages", {}))
+_config_errors contains "packages is not an object mapping package names to settings" if not is_object(object.get(_settings, "packages", {}))
+
+_config_errors contains msg if {
+	some name, settings in object.get(_settings, "packages", {})
+	not is_object(settings)
+	msg := sprintf("packages.%s is not an object", [name])
+}
 
 _config_errors contains msg if {
 	some where, hours in _all_hours
@@ -132,10 +209,11 @@ _config_errors contains msg if {
 	msg := sprintf("%s is %v, want a number of hours, 0 or more", [where, hours])
 }
 
-_all_hours["hours"] := object.get(_config, "hours", _default_hours)
+_all_hours["hours"] := object.get(_settings, "hours", _default_hours)
 
 _all_hours[sprintf("packages.%s.hours", [name])] := object.get(settings, "hours", _default_hours) if {
-	some name, settings in object.get(_config, "packages", {})
+	some name, settings in object.get(_settings, "packages", {})
+	is_object(settings)
 }
 
 _valid_hours(h) if {
@@ -148,17 +226,19 @@ _config_errors contains msg if {
 	msg := sprintf("input.now %v is not an RFC 3339 time, so no soak time can be checked", [object.get(input, "now", null)])
 }
 
-_now_ns := time.parse_rfc3339_ns(input.now)
+_now_ns := _rfc3339_ns(input.now)
 
 # --- when the new version became known -----------------------------------------------------------
 
 # Evidence that the cluster knew the CSV at a time, as {at, evidence}.
-_seen contains {"at": time.parse_rfc3339_ns(input.currentCSV.metadata.creationTimestamp), "evidence": "when its CSV was created"} if {
+_seen contains {"at": at, "evidence": "when its CSV was created"} if {
 	input.currentCSV.metadata.name == _current_name
+	at := _rfc3339_ns(input.currentCSV.metadata.creationTimestamp)
 }
 
-_seen contains {"at": time.parse_rfc3339_ns(plan.metadata.creationTimestamp), "evidence": sprintf("when InstallPlan %s was created", [plan.metadata.name])} if {
+_seen contains {"at": at, "evidence": sprintf("when InstallPlan %s was created", [plan.metadata.name])} if {
 	some plan in _plans
+	at := _rfc3339_ns(plan.metadata.creationTimestamp)
 }
 
 # The referenced plan counts when it lists the new CSV; pending plans always do.
@@ -168,23 +248,13 @@ _plans contains input.installPlan if _current_name in object.get(input, ["instal
 
 _published contains {"at": at, "evidence": "by its createdAt annotation"} if {
 	input.currentCSV.metadata.name == _current_name
-	at := _created_at(input.currentCSV.metadata.annotations.createdAt)
+	at := _time_ns(input.currentCSV.metadata.annotations.createdAt)
 }
 
 _published contains {"at": at, "evidence": "by its createdAt annotation in the PackageManifest"} if {
 	some channel in object.get(input, ["packageManifest", "status", "channels"], [])
 	channel.currentCSV == _current_name
-	at := _created_at(channel.currentCSVDesc.annotations.createdAt)
-}
-
-# Operator authors write createdAt in several layouts; read the common ones.
-_created_at(s) := time.parse_rfc3339_ns(s)
-
-_created_at(s) := time.parse_ns("2006-01-02 15:04:05", s) if not time.parse_rfc3339_ns(s)
-
-_created_at(s) := time.parse_ns("2006-01-02", s) if {
-	not time.parse_rfc3339_ns(s)
-	not time.parse_ns("2006-01-02 15:04:05", s)
+	at := _time_ns(channel.currentCSVDesc.annotations.createdAt)
 }
 
 _earliest(evidence) := e if {
@@ -192,10 +262,62 @@ _earliest(evidence) := e if {
 	e := min({[x.evidence, x] | some x in evidence; x.at == at})[1]
 }
 
-_since := _earliest(_published) if {
-	_basis == "published"
-	count(_published) > 0
-} else := _earliest(_seen)
+# _since is when the soak time starts, by the configured basis; undefined when nothing shows it.
+_since := _earliest(_published) if _basis == "published"
+
+_since := _earliest(_seen) if _basis == "seen"
+
+# --- timestamps ------------------------------------------------------------------------------
+
+# _time_ns reads a time in a layout operator authors write in createdAt: RFC 3339
+# (2019-08-19T12:00:00Z, with a fraction or an offset; a space may stand for the T), a date
+# and time without a zone (2019-08-19 12:00:00 or 2019-08-19T12:00:00), read as UTC, or a bare
+# date (2019-08-19), read as midnight UTC. Undefined for anything else: a regular expression
+# checks the string before a time built-in sees it, so a missing, empty or garbled time never
+# raises a built-in error (which the engine would turn into a PolicyError that no override
+# lifts). It accepts real calendar dates only (leap years included), hours 00-23, minutes and
+# seconds 00-59, offsets up to ±23:59, and the years nanoseconds since the epoch can hold
+# (1678-2261).
+_time_ns(s) := time.parse_rfc3339_ns(replace(s, " ", "T")) if {
+	_in_range(s)
+	regex.match(_zoned_re, s)
+}
+
+_time_ns(s) := time.parse_ns("2006-01-02 15:04:05", replace(s, "T", " ")) if {
+	_in_range(s)
+	regex.match(_unzoned_re, s)
+}
+
+_time_ns(s) := time.parse_ns("2006-01-02", s) if {
+	_in_range(s)
+	regex.match(_date_re, s)
+}
+
+# _rfc3339_ns reads an RFC 3339 time only (input.now, creationTimestamp), checked the same way.
+_rfc3339_ns(s) := time.parse_rfc3339_ns(s) if {
+	_in_range(s)
+	regex.match(_rfc3339_re, s)
+}
+
+_in_range(s) if {
+	is_string(s)
+	s >= "1678"
+	s < "2262"
+}
+
+_date := `([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)`
+
+_clock := `([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?`
+
+_zone := `(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])`
+
+_rfc3339_re := concat("", ["^", _date, "T", _clock, _zone, "$"])
+
+_zoned_re := concat("", ["^", _date, "[T ]", _clock, _zone, "$"])
+
+_unzoned_re := concat("", ["^", _date, "[T ]", _clock, "$"])
+
+_date_re := concat("", ["^", _date, "$"])
 
 # --- which Subscriptions the pack looks at -------------------------------------------------------
 

@@ -106,8 +106,8 @@ test_the_referenced_plan_counts_when_it_lists_the_new_csv if {
 
 test_no_evidence_is_held if {
 	soak.deny == {{
-		"code": "SoakTimeNotElapsed",
-		"title": "The new version's age cannot be told",
+		"code": "SoakStartUnknown",
+		"title": "No timestamp shows since when the cluster knows the new version",
 		"message": "cannot tell since when etcd.v0.9.4 is known (no CSV or InstallPlan with a creationTimestamp), so its soak time of 24h00m cannot be checked",
 		"facts": [
 			"no CSV or InstallPlan with a creationTimestamp shows since when etcd.v0.9.4 is known",
@@ -148,10 +148,97 @@ test_published_basis_reads_common_created_at_layouts if {
 	contains(e.message, "known for 12h00m (since 2024-06-05T00:00:00Z, by its createdAt annotation in the PackageManifest)")
 }
 
-test_published_basis_falls_back_to_seen if {
-	inp := object.union(_upgrade(_noon), {"currentCSV": _csv("2024-06-05T06:00:00Z", {"createdAt": "last Tuesday"})})
-	some d in soak.deny with input as inp with data.tollgate.config.packs.soak as {"basis": "published"}
-	contains(d.message, "when InstallPlan install-abc was created")
+_published := {"basis": "published"}
+
+test_published_basis_reads_the_layouts_operator_authors_write if {
+	every created in [
+		"2024-06-05T02:00:00Z", "2024-06-05T02:00:00.000Z", "2024-06-05T04:00:00+02:00",
+		"2024-06-05 02:00:00", "2024-06-05T02:00:00", "2024-06-05 02:00:00.5", "2024-06-05 02:00:00Z",
+	] {
+		some d in soak.deny with input as object.union(_upgrade(_noon), {"currentCSV": _csv("2024-06-05T06:00:00Z", {"createdAt": created})})
+			with data.tollgate.config.packs.soak as _published
+		d.code == "SoakTimeNotElapsed"
+		contains(d.message, "(since 2024-06-05T02:00:00")
+		contains(d.message, "by its createdAt annotation)")
+	}
+}
+
+test_time_ns_reads_known_layouts_and_nothing_else if {
+	soak._time_ns("2019-08-19T12:00:00Z") == 1566216000000000000
+	soak._time_ns("2019-08-19 12:00:00") == 1566216000000000000
+	soak._time_ns("2019-08-19T12:00:00") == 1566216000000000000
+	soak._time_ns("2019-08-19T14:00:00+02:00") == 1566216000000000000
+	soak._time_ns("2019-08-19") == 1566172800000000000
+	soak._time_ns("2020-02-29") == 1582934400000000000
+	every bad in [
+		null, 20190819, "", "last Tuesday", "2019-08-19T12:00", "2019-02-29", "2019-13-01",
+		"2019-08-19 24:00:00", "2019-08-19T12:00:00+24:00", "19-08-19", "1677-01-01", "2262-01-01",
+		"2019-08-19t12:00:00z", "Mon Aug 19 12:00:00 UTC 2019", "2019/08/19",
+	] {
+		not soak._time_ns(bad)
+	}
+}
+
+test_published_basis_without_created_at_is_held_as_soak_start_unknown if {
+	inp := object.union(_upgrade(_noon), {"currentCSV": _csv("2024-06-05T06:00:00Z", {})})
+	soak.deny == {{
+		"code": "SoakStartUnknown",
+		"title": "The new version's createdAt annotation is missing or cannot be read",
+		"message": "cannot tell when etcd.v0.9.4 was published (it has no createdAt annotation), so its soak time of 24h00m cannot be checked",
+		"facts": [
+			"etcd.v0.9.4 has no createdAt annotation, neither on its CSV nor in the PackageManifest",
+			"package etcd must soak 24h00m (the default)",
+		],
+		"lift": [
+			{"text": "the operator's author publishes etcd.v0.9.4 with a createdAt annotation in a layout the pack reads: RFC 3339 (2019-08-19T12:00:00Z), 2019-08-19 12:00:00 (UTC) or 2019-08-19 (midnight UTC)"},
+			{
+				"text": "or an admin sets basis: seen in data.tollgate.config.packs.soak, so that the soak time counts from when the cluster first saw etcd.v0.9.4: since 2024-06-05T00:00:00Z, when InstallPlan install-abc was created, so until 2024-06-06T00:00:00Z (the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+				"command": _config_command,
+			},
+			{
+				"text": "or an admin sets the soak time of package etcd to 0 (packages.etcd.hours in data.tollgate.config.packs.soak; the ConfigMaps labelled tollgate.dev/policy=data hold it):",
+				"command": _config_command,
+			},
+		],
+	}} with input as inp with data.tollgate.config.packs.soak as _published
+}
+
+test_an_unreadable_created_at_is_quoted_in_the_facts if {
+	inp := object.union(_upgrade(_noon), {
+		"currentCSV": _csv("2024-06-05T06:00:00Z", {"createdAt": "last Tuesday"}),
+		"packageManifest": _manifest(20240605),
+		"pendingInstallPlans": [],
+	})
+	[d] := [d | some d in soak.deny with input as inp with data.tollgate.config.packs.soak as _published]
+	d.code == "SoakStartUnknown"
+	d.message == "cannot tell when etcd.v0.9.4 was published (its createdAt annotation is not in a layout the pack reads), so its soak time of 24h00m cannot be checked"
+	d.facts == [
+		"the createdAt annotation of etcd.v0.9.4 in channel alpha of the PackageManifest is 20240605, which is not in a layout the pack reads: RFC 3339 (2019-08-19T12:00:00Z), 2019-08-19 12:00:00 (UTC) or 2019-08-19 (midnight UTC)",
+		"the createdAt annotation of etcd.v0.9.4 on its CSV is \"last Tuesday\", which is not in a layout the pack reads: RFC 3339 (2019-08-19T12:00:00Z), 2019-08-19 12:00:00 (UTC) or 2019-08-19 (midnight UTC)",
+		"package etcd must soak 24h00m (the default)",
+	]
+	startswith(d.lift[1].text, "or an admin sets basis: seen in data.tollgate.config.packs.soak, so that the soak time counts from when the cluster first saw etcd.v0.9.4: since 2024-06-05T06:00:00Z, when its CSV was created")
+}
+
+test_a_readable_created_at_wins_over_an_unreadable_one if {
+	inp := object.union(_upgrade(_noon), {
+		"currentCSV": _csv("2024-06-05T06:00:00Z", {"createdAt": "last Tuesday"}),
+		"packageManifest": _manifest("2024-05-01"),
+	})
+	count(soak.deny) == 0 with input as inp with data.tollgate.config.packs.soak as _published
+}
+
+test_without_any_evidence_the_published_basis_offers_no_seen_remedy if {
+	[d] := [d | some d in soak.deny with input as _input(_noon, "etcd.v0.9.2", "etcd.v0.9.4", []) with data.tollgate.config.packs.soak as _published]
+	d.code == "SoakStartUnknown"
+	count(d.lift) == 2
+	not contains(d.lift[1].text, "basis: seen")
+}
+
+test_timestamps_that_are_not_rfc_3339_are_no_evidence if {
+	plans := [_plan("install-abc", null), _plan("install-def", "2024-06-05 00:00:00"), {"metadata": {"name": "install-ghi"}}]
+	inp := object.union(_input(_noon, "etcd.v0.9.2", "etcd.v0.9.4", plans), {"currentCSV": _csv("yesterday", {})})
+	_codes(soak.deny) == {"SoakStartUnknown"} with input as inp
 }
 
 test_first_installs_are_not_held_by_default if {
@@ -193,5 +280,7 @@ test_packages_not_an_object if _config_error({"packages": []}, _noon, "packages 
 test_negative_hours if _config_error({"hours": -1}, _noon, "hours is -1, want a number of hours, 0 or more")
 
 test_package_hours_not_a_number if _config_error({"packages": {"etcd": {"hours": "72"}}}, _noon, "packages.etcd.hours is 72, want a number")
+
+test_package_settings_not_an_object if _config_error({"packages": {"etcd": 72}}, _noon, "packages.etcd is not an object")
 
 test_unreadable_clock if _config_error({}, "noon", "input.now noon is not an RFC 3339 time")

@@ -74,7 +74,7 @@ _hold_fact(key) := sprintf("%s is true for package %s (%s)", [key, _package, _se
 _setting_source(key) := sprintf("packages.%s.%s in data.tollgate.config.packs.version", [_package, key]) if {
 	object.get(_package_config, key, null) != null
 } else := sprintf("%s in data.tollgate.config.packs.version", [key]) if {
-	object.get(_config, key, null) != null
+	object.get(_settings, key, null) != null
 } else := "the default"
 
 # _release_remedy turns a hold off for the package.
@@ -137,24 +137,34 @@ default _config := {}
 
 _config := data.tollgate.config.packs.version
 
+# _settings is the configuration when it is an object, else {} (and a configuration error), and
+# _package_config the package's settings when they are an object, so that no lookup raises a
+# built-in error on them.
+_settings := _config if is_object(_config)
+
+else := {}
+
 _package := object.get(input, ["subscription", "spec", "name"], "")
 
-_package_config := object.get(_config, ["packages", _package], {})
+_package_config := c if {
+	c := object.get(_settings, ["packages", _package], {})
+	is_object(c)
+} else := {}
 
 # A per-package setting wins over the global one, which wins over the default.
-_setting(key, default_value) := object.get(_package_config, key, object.get(_config, key, default_value))
+_setting(key, default_value) := object.get(_package_config, key, object.get(_settings, key, default_value))
 
 # The package's own allowed list replaces the global one; denied lists add up.
-_allowed := object.get(_package_config, "allowed", object.get(_config, "allowed", []))
+_allowed := object.get(_package_config, "allowed", object.get(_settings, "allowed", []))
 
-_denied := array.concat(object.get(_config, "denied", []), object.get(_package_config, "denied", []))
+_denied := array.concat(object.get(_settings, "denied", []), object.get(_package_config, "denied", []))
 
-_config_errors contains "packages is not an object mapping package names to settings" if not is_object(object.get(_config, "packages", {}))
+_config_errors contains "packages is not an object mapping package names to settings" if not is_object(object.get(_settings, "packages", {}))
 
 _config_errors contains "the configuration is not an object" if not is_object(_config)
 
 _config_errors contains msg if {
-	some name, settings in object.get(_config, "packages", {})
+	some name, settings in object.get(_settings, "packages", {})
 	not is_object(settings)
 	msg := sprintf("packages.%s is not an object", [name])
 }
@@ -185,7 +195,7 @@ _config_errors contains msg if {
 _scopes[""] := _config if is_object(_config)
 
 _scopes[sprintf("packages.%s", [name])] := settings if {
-	some name, settings in object.get(_config, "packages", {})
+	some name, settings in object.get(_settings, "packages", {})
 	is_object(settings)
 }
 
@@ -219,8 +229,9 @@ _applies if {
 # --- versions --------------------------------------------------------------------------------
 
 # The version of the CSV an upgrade moves to: its spec.version when the CSV object exists (it
-# usually does not until the InstallPlan runs), else the PackageManifest's channel entry, else
-# the name's suffix.
+# usually does not until the InstallPlan runs: input.currentCSV is then null, which must not
+# reach object.get, where it would raise a built-in error), else the PackageManifest's channel
+# entry, else the name's suffix.
 _target_version := _csv_version(_current_name, input.currentCSV)
 
 _installed_version := _csv_version(_installed_name, input.installedCSV)
@@ -237,6 +248,7 @@ _uses_installed_version if _setting("holdMajor", true) == true
 _uses_installed_version if _setting("holdMinor", false) == true
 
 _csv_version(name, csv) := v if {
+	is_object(csv)
 	object.get(csv, ["metadata", "name"], "") == name
 	v := _semver(object.get(csv, ["spec", "version"], ""))
 } else := v if {
@@ -288,7 +300,7 @@ _allowed_key := sprintf("packages.%s.allowed", [_package]) if {
 
 # _denied_keys are where a denied range is set (globally, for the package, or both).
 _denied_keys(constraint) := concat(" and ", [key |
-	some key, ranges in {"denied": object.get(_config, "denied", []), sprintf("packages.%s.denied", [_package]): object.get(_package_config, "denied", [])}
+	some key, ranges in {"denied": object.get(_settings, "denied", []), sprintf("packages.%s.denied", [_package]): object.get(_package_config, "denied", [])}
 	constraint in ranges
 ])
 

@@ -284,3 +284,16 @@ test_bad_range if _config_error({"denied": ["1.x"]}, "denied[0] 1.x is not a ver
 test_empty_alternative if _config_error({"packages": {"etcd": {"allowed": [">=1.0.0 ||"]}}}, "packages.etcd.allowed[0] >=1.0.0 || is not a version range")
 
 test_range_not_a_string if _config_error({"allowed": [1]}, "allowed[0] 1 is not a version range")
+
+# A CSV that does not exist yet is null in the input (the usual case for the new one): it must
+# not reach object.get, which raises a built-in error on null; the version then comes from the
+# PackageManifest or the name.
+test_a_missing_csv_object_falls_back_to_the_name_without_a_built_in_error if {
+	version._csv_version("etcdoperator.v1.2.3", null) == "1.2.3"
+	version._csv_version("etcdoperator.v1.2.3", "etcdoperator.v1.2.3") == "1.2.3"
+	not version._csv_version("etcd", null)
+}
+
+test_package_settings_that_are_not_an_object_are_only_a_config_error if {
+	_codes(version.deny) == {"VersionConfigInvalid"} with input as _input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0") with data.tollgate.config.packs.version as {"packages": {"etcd": true}}
+}

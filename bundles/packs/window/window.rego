@@ -76,11 +76,24 @@ default _config := {}
 
 _config := data.tollgate.config.packs.window
 
-_raw_windows := object.get(_config, "windows", [])
+# _settings is the configuration when it is an object, else {} (and a configuration error), so
+# that no lookup raises a built-in error on it.
+_settings := _config if is_object(_config)
+
+else := {}
+
+_raw_windows := object.get(_settings, "windows", [])
+
+# _objects are the windows that are objects (the others are configuration errors), with their
+# index in the list.
+_objects[i] := w if {
+	some i, w in _raw_windows
+	is_object(w)
+}
 
 default _first_install_applies := false
 
-_first_install_applies := object.get(_config, "firstInstall", false)
+_first_install_applies := object.get(_settings, "firstInstall", false)
 
 _day_names := {"mon": "Mon", "tue": "Tue", "wed": "Wed", "thu": "Thu", "fri": "Fri", "sat": "Sat", "sun": "Sun"}
 
@@ -99,34 +112,34 @@ _config_errors contains msg if {
 }
 
 _config_errors contains msg if {
-	some i, w in _raw_windows
+	some i, w in _objects
 	some field in ["start", "end"]
 	not _minutes(object.get(w, field, null))
 	msg := sprintf("windows[%d].%s is %v, want a time HH:MM between 00:00 and 24:00", [i, field, object.get(w, field, null)])
 }
 
 _config_errors contains msg if {
-	some i, w in _raw_windows
+	some i, w in _objects
 	not _zone_known(_zone(w))
 	msg := sprintf("windows[%d].timeZone %v is not an IANA time zone such as Europe/Berlin", [i, _zone(w)])
 }
 
 _config_errors contains msg if {
-	some i, w in _raw_windows
+	some i, w in _objects
 	days := object.get(w, "days", [])
 	not is_array(days)
 	msg := sprintf("windows[%d].days is not a list", [i])
 }
 
 _config_errors contains msg if {
-	some i, w in _raw_windows
+	some i, w in _objects
 	some d in object.get(w, "days", [])
 	not _day(d)
 	msg := sprintf("windows[%d].days has %v, want Mon, Tue, Wed, Thu, Fri, Sat or Sun", [i, d])
 }
 
 _config_errors contains msg if {
-	some i, w in _raw_windows
+	some i, w in _objects
 	some field in ["namespaces", "packages"]
 	not is_array(object.get(w, field, []))
 	msg := sprintf("windows[%d].%s is not a list", [i, field])
@@ -134,15 +147,19 @@ _config_errors contains msg if {
 
 _config_errors contains msg if {
 	not _now_ns
-	count(_raw_windows) > 0
+	_raw_windows != []
 	msg := sprintf("input.now %v is not an RFC 3339 time, so no window can be checked", [object.get(input, "now", null)])
 }
 
 _zone(w) := object.get(w, "timeZone", "UTC")
 
+# _zone_known holds for a time zone time.clock knows. The name's form is checked first, so only
+# a well-formed name that is not in the time zone database (a configuration error, reported as
+# such) can make time.clock raise a built-in error.
 _zone_known(tz) if {
 	is_string(tz)
 	tz != "Local"
+	regex.match(`^([A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*)?$`, tz)
 	time.clock([0, tz])
 }
 
@@ -203,25 +220,35 @@ _selects(w) if {
 	_in_list_or_absent(w, "packages", _package)
 }
 
-_in_list_or_absent(w, field, _) if count(object.get(w, field, [])) == 0
+_in_list_or_absent(w, field, _) if object.get(w, field, []) == []
 
 _in_list_or_absent(w, field, value) if value in object.get(w, field, [])
 
 # The windows that hold this Subscription, as {start, end (minutes), startText, endText, days
 # (short names), zone}.
 _windows contains {"start": _minutes(w.start), "end": _minutes(w.end), "startText": w.start, "endText": w.end, "days": _days(w), "zone": _zone(w)} if {
-	some w in _raw_windows
+	some w in _objects
 	_selects(w)
 }
 
 # No days means every day.
-_days(w) := {_day(d) | some d in object.get(w, "days", [])} if count(object.get(w, "days", [])) > 0
+_days(w) := {_day(d) | some d in object.get(w, "days", [])} if object.get(w, "days", []) != []
 
-_days(w) := {s | some s, _ in _day_names} if count(object.get(w, "days", [])) == 0
+_days(w) := {s | some s, _ in _day_names} if object.get(w, "days", []) == []
 
 # --- the clock -------------------------------------------------------------------------------
 
-_now_ns := time.parse_rfc3339_ns(input.now)
+# input.now is checked before time.parse_rfc3339_ns sees it, so a garbled clock is a
+# configuration error, never a built-in error: real calendar dates only, hours 00-23, minutes and
+# seconds 00-59, offsets up to ±23:59, years 1678-2261.
+_now_ns := time.parse_rfc3339_ns(input.now) if {
+	is_string(input.now)
+	input.now >= "1678"
+	input.now < "2262"
+	regex.match(_rfc3339, input.now)
+}
+
+_rfc3339 := `^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`
 
 _ns_per_minute := 60000000000
 

@@ -223,3 +223,25 @@ test_config_errors_show_even_without_a_pending_upgrade if {
 	_codes(window.deny) == {"WindowConfigInvalid"} with input as _input(_wednesday_noon, "etcd.v0.9.4", "etcd.v0.9.4", [])
 		with data.tollgate.config.packs.window as {"windows": "Sat"}
 }
+
+test_a_malformed_time_zone_name_is_refused_before_time_clock_sees_it if {
+	every tz in ["Europe/ Berlin", "../etc/passwd", "/UTC", "Europe//Berlin", 42] {
+		_config_error({"windows": [{"start": "02:00", "end": "06:00", "timeZone": tz}]}, _wednesday_noon, sprintf("windows[0].timeZone %v is not an IANA time zone", [tz]))
+	}
+}
+
+test_well_formed_time_zones_are_known if {
+	every tz in ["UTC", "", "Europe/Berlin", "America/Argentina/Buenos_Aires", "Etc/GMT+5", "EST5EDT"] {
+		count(window.deny) == 0 with input as _upgrade(_wednesday_noon) with data.tollgate.config.packs.window as {"windows": [{"start": "00:00", "end": "24:00", "timeZone": tz}]}
+	}
+}
+
+test_windows_that_are_not_objects_hold_nothing_but_the_config_error if {
+	_codes(window.deny) == {"WindowConfigInvalid"} with input as _upgrade(_wednesday_noon) with data.tollgate.config.packs.window as {"windows": [{"start": "00:00", "end": "24:00"}, 42]}
+}
+
+test_a_clock_that_is_not_rfc_3339_is_a_config_error_only_with_windows if {
+	count(window.deny) == 0 with input as _upgrade("2024-06-05 12:00:00") with data.tollgate.config.packs.window as {"windows": []}
+	_config_error(_weekend, "2024-06-05 12:00:00", "input.now 2024-06-05 12:00:00 is not an RFC 3339 time")
+	_config_error(_weekend, "2024-02-30T12:00:00Z", "input.now 2024-02-30T12:00:00Z is not an RFC 3339 time")
+}

@@ -1,0 +1,169 @@
+package controllers_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/tollgate-dev/tollgate/apis"
+	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/controllers"
+	"github.com/tollgate-dev/tollgate/test/controlplane"
+)
+
+// writes is what the manager wrote, in order, through a client that can refuse the gates'
+// status writes as an API server would (a message too long, a webhook, no permission).
+type writes struct {
+	refuseStatus atomic.Bool
+	refused      atomic.Int32
+
+	mu  sync.Mutex
+	log []string
+}
+
+func (w *writes) add(s string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.log = append(w.log, s)
+}
+
+func (w *writes) entries() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.log...)
+}
+
+// client wraps the manager's real client with the interceptor.
+func (w *writes) client(config *rest.Config, opts client.Options) (client.Client, error) {
+	c, err := client.NewWithWatch(config, opts)
+	if err != nil {
+		return nil, err
+	}
+	return interceptor.NewClient(c, interceptor.Funcs{
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			gate, ok := obj.(*tollgatev1alpha1.UpgradeGate)
+			if !ok || sub != "status" {
+				return c.SubResource(sub).Update(ctx, obj, opts...)
+			}
+			if w.refuseStatus.Load() {
+				w.refused.Add(1)
+				return errors.New("the status write is refused (test)")
+			}
+			if err := c.SubResource(sub).Update(ctx, obj, opts...); err != nil {
+				return err
+			}
+			w.add(fmt.Sprintf("status allowed=%v lastApproved=%s", gate.Status.Decision.Allowed, gate.Status.Decision.LastApprovedInstallPlan))
+			return nil
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if _, ok := obj.(*tollgatev1alpha1.UpgradeGate); ok && w.refuseStatus.Load() {
+				w.refused.Add(1)
+				return errors.New("the status write is refused (test)")
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if err := c.Patch(ctx, obj, patch, opts...); err != nil {
+				return err
+			}
+			if plan, ok := obj.(*v1alpha1.InstallPlan); ok && plan.Spec.Approved {
+				w.add("approve " + plan.Name)
+			}
+			return nil
+		},
+	}), nil
+}
+
+// TestNoApprovalWithoutARecordedDecision runs the manager against a real API server through a
+// client that refuses the gates' status writes: an InstallPlan the policies allow stays
+// unapproved until the decision can be recorded, and then is approved after it.
+func TestNoApprovalWithoutARecordedDecision(t *testing.T) {
+	ctrl.SetLogger(logr.Discard())
+	env, err := controlplane.Start(controlplane.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	w := &writes{}
+	w.refuseStatus.Store(true)
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme: apis.NewScheme(), Cache: controllers.CacheOptions("tollgate-system"),
+		Metrics: metricsserver.Options{BindAddress: "0"}, NewClient: w.client,
+	})
+	require.NoError(t, err)
+	_, err = controllers.Setup(ctx, mgr, controllers.Options{PolicyNamespace: "tollgate-system"})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+
+	plan := firstInstallWaiting(t, ctx, env.Client)
+	require.Eventually(t, func() bool { return w.refused.Load() >= 2 }, 20*time.Second, 10*time.Millisecond,
+		"the manager decided and tried (and retried) to record its decision")
+	require.Never(t, func() bool {
+		got := &v1alpha1.InstallPlan{}
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), got) == nil && got.Spec.Approved
+	}, 2*time.Second, 50*time.Millisecond, "no plan is approved while the gate's decision cannot be recorded")
+	assert.Empty(t, w.entries(), "nothing was written, nothing approved")
+
+	w.refuseStatus.Store(false)
+	require.Eventually(t, func() bool {
+		got := &tollgatev1alpha1.UpgradeGate{}
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), got) == nil && got.Status.Decision.LastApprovedInstallPlan == plan.Name &&
+			len(w.entries()) >= 3 // the interceptor logs a write after the API server took it
+	}, 20*time.Second, 10*time.Millisecond, "once the status can be written, the plan is approved and recorded")
+	got := &v1alpha1.InstallPlan{}
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(plan), got))
+	assert.True(t, got.Spec.Approved)
+	log := w.entries()
+	decided, approved, recorded := slices.Index(log, "status allowed=true lastApproved="), slices.Index(log, "approve "+plan.Name),
+		slices.Index(log, "status allowed=true lastApproved="+plan.Name)
+	assert.True(t, decided >= 0 && decided < approved && approved < recorded,
+		"the decision is recorded first, then the plan approved, then the approval recorded: %q", log)
+}
+
+// firstInstallWaiting plays OLM: a Manual Subscription for a first install from a READY
+// catalog, whose InstallPlan waits for approval. The plan has the gate's namespace and name.
+func firstInstallWaiting(t *testing.T, ctx context.Context, c client.Client) *v1alpha1.InstallPlan {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "status-first-"}}
+	require.NoError(t, c.Create(ctx, ns))
+	og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "og"}, Spec: operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns.Name}}}
+	require.NoError(t, c.Create(ctx, og))
+	cs := &v1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "catalog"},
+		Spec: v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Image: "quay.io/example/catalog:latest"}}
+	require.NoError(t, c.Create(ctx, cs))
+	cs.Status.GRPCConnectionState = &v1alpha1.GRPCConnectionState{LastObservedState: "READY", LastConnectTime: metav1.Now()}
+	require.NoError(t, c.Status().Update(ctx, cs))
+	plan := &v1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "redis"},
+		Spec: v1alpha1.InstallPlanSpec{ClusterServiceVersionNames: []string{"redis.v1.0.0"}, Approval: v1alpha1.ApprovalManual, Generation: 1}}
+	require.NoError(t, c.Create(ctx, plan))
+	plan.Status = &v1alpha1.InstallPlanStatus{Phase: v1alpha1.InstallPlanPhaseRequiresApproval, CatalogSources: []string{"catalog"}}
+	require.NoError(t, c.Status().Update(ctx, plan))
+	sub := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "redis"},
+		Spec: &v1alpha1.SubscriptionSpec{CatalogSource: "catalog", CatalogSourceNamespace: ns.Name, Package: "redis", Channel: "stable", InstallPlanApproval: v1alpha1.ApprovalManual}}
+	require.NoError(t, c.Create(ctx, sub))
+	sub.Status = v1alpha1.SubscriptionStatus{CurrentCSV: "redis.v1.0.0", State: v1alpha1.SubscriptionStateUpgradePending, LastUpdated: metav1.Now(),
+		InstallPlanRef: &corev1.ObjectReference{Kind: "InstallPlan", Namespace: ns.Name, Name: plan.Name, APIVersion: "operators.coreos.com/v1alpha1"}}
+	require.NoError(t, c.Status().Update(ctx, sub))
+	return plan
+}

@@ -1,0 +1,76 @@
+package rbac
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+)
+
+// The manager, with nothing but config/rbac and one operand rule an admin added, holds an
+// upgrade and approves it once the operator agrees. Its CSV also claims to own Secrets: they
+// are not operands, and the manager may not read them anyway; had it tried, its cache would
+// still be waiting for a Secret informer and the gate would never be evaluated.
+func TestTheManagerHoldsAndThenApprovesAnUpgradeWithItsOwnRBAC(t *testing.T) {
+	k := newCluster(t)
+	k.serveOperandKind("etcd")
+	k.grantOperandRead("etcd")
+	k.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: "credentials"}, StringData: map[string]string{"password": "hunter2"}})
+	etcd := k.install("etcd", "0.9.2", v1alpha1.CRDDescription{Name: "secrets.", Version: "v1", Kind: "Secret"})
+	etcd.operand("main")
+	etcd.report(metav1.ConditionFalse, "migrating storage")
+	plan := etcd.offerUpgrade("0.9.4")
+
+	gate := etcd.gate("holds the upgrade", func(g *tollgatev1alpha1.UpgradeGate) bool {
+		return g.Status.CurrentCSV == "etcd.v0.9.4" && g.Status.Decision.BlockedBy == tollgatev1alpha1.CodeOperatorNotUpgradeable
+	})
+	available := meta.FindStatusCondition(gate.Status.Health, "Available")
+	require.NotNil(t, available)
+	assert.Equal(t, metav1.ConditionTrue, available.Status, "the operand was read through the aggregated role")
+	assert.Contains(t, available.Message, "1 of 1 operands", "the Secret is not an operand")
+	assert.False(t, k.planApproved(plan))
+
+	etcd.report(metav1.ConditionTrue, "migration done")
+	require.Eventually(t, func() bool { return k.planApproved(plan) }, wait, tick, "the plan is approved")
+	etcd.gate("records the approval", func(g *tollgatev1alpha1.UpgradeGate) bool {
+		return g.Status.Decision.Allowed && g.Status.Decision.LastApprovedInstallPlan == plan.Name
+	})
+}
+
+// An operand kind nobody granted Tollgate is not read (the informer would be forbidden): the
+// gate's health is Unknown and says which rule to add, and so does the log. Once the admin
+// adds it, the next evaluation reads the operands.
+func TestAnOperandKindTollgateMayNotReadShowsTheRuleToAdd(t *testing.T) {
+	k := newCluster(t)
+	k.serveOperandKind("redis")
+	redis := k.install("redis", "1.0.0")
+	redis.operand("main")
+	rule := `{apiGroups: ["redis.example.com"], resources: ["redisclusters"], verbs: [get, list, watch]}`
+
+	gate := redis.gate("health unknown", func(g *tollgatev1alpha1.UpgradeGate) bool {
+		c := meta.FindStatusCondition(g.Status.Health, "Available")
+		return c != nil && c.Status == metav1.ConditionUnknown
+	})
+	for _, c := range gate.Status.Health {
+		assert.Equal(t, metav1.ConditionUnknown, c.Status, c.Type)
+		assert.Equal(t, "OperandsUnreadable", c.Reason, c.Type)
+		assert.Contains(t, c.Message, rule, c.Type)
+		assert.Contains(t, c.Message, `tollgate.dev/aggregate-to-operand-reader: "true"`, c.Type)
+	}
+	logged := logs.containing("operand kind not readable")
+	require.NotEmpty(t, logged)
+	assert.True(t, strings.Contains(strings.Join(logged, "\n"), "redisclusters.redis.example.com"), "the log names the kind: %s", logged)
+
+	k.grantOperandRead("redis")
+	redis.setStatus(func(*v1alpha1.SubscriptionStatus) {}) // any change re-evaluates; so does --reevaluate-interval
+	redis.gate("health known", func(g *tollgatev1alpha1.UpgradeGate) bool {
+		return meta.IsStatusConditionTrue(g.Status.Health, "Available")
+	})
+}
