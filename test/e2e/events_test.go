@@ -6,14 +6,16 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/test/olmplay"
 )
 
 // event waits for an Event on obj with the given type and reason whose message contains text.
 func (k *cluster) event(obj client.Object, typ, reason, text string) {
-	k.t.Helper()
-	require.Eventually(k.t, func() bool {
+	k.T.Helper()
+	require.Eventually(k.T, func() bool {
 		list := &corev1.EventList{}
-		if err := k.c.List(k.ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		if err := k.Client.List(k.Ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
 			return false
 		}
 		for _, e := range list.Items {
@@ -22,5 +24,5 @@ func (k *cluster) event(obj client.Object, typ, reason, text string) {
 			}
 		}
 		return false
-	}, wait, tick, "no %s event %s on %s containing %q", typ, reason, obj.GetName(), text)
+	}, olmplay.Wait, olmplay.Tick, "no %s event %s on %s containing %q", typ, reason, obj.GetName(), text)
 }

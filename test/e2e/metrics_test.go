@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	"github.com/tollgate-dev/tollgate/test/olmplay"
 )
 
 // metric is the sum of a metric family's samples whose labels include want.
@@ -51,18 +52,18 @@ func TestMetricsCountDecisionsApprovalsAndBlockedSubscriptions(t *testing.T) {
 	approvals := metric(t, "tollgate_installplan_approvals_total", nil)
 	evaluations := metric(t, "tollgate_evaluation_duration_seconds", nil)
 
-	etcd := k.install("etcd", "0.9.2", v1alpha1.ApprovalManual)
-	etcd.report("Upgradeable", metav1.ConditionFalse, "migrating storage")
-	plan := etcd.offerUpgrade("0.9.4")
-	etcd.blockedBy("OperatorNotUpgradeable")
+	etcd := k.Install("etcd", "0.9.2", v1alpha1.ApprovalManual)
+	etcd.Report("Upgradeable", metav1.ConditionFalse, "migrating storage")
+	plan := etcd.OfferUpgrade("0.9.4")
+	etcd.BlockedBy("OperatorNotUpgradeable")
 	assert.Greater(t, metric(t, "tollgate_decisions_total", map[string]string{"result": "denied", "code": "OperatorNotUpgradeable"}), denied)
-	assert.Equal(t, 1.0, metric(t, "tollgate_blocked_subscriptions", map[string]string{"namespace": k.ns, "name": "etcd"}))
+	assert.Equal(t, 1.0, metric(t, "tollgate_blocked_subscriptions", map[string]string{"namespace": k.NS, "name": "etcd"}))
 	assert.Greater(t, metric(t, "tollgate_evaluation_duration_seconds", nil), evaluations)
 
-	etcd.report("Upgradeable", metav1.ConditionTrue, "done")
-	k.approved(plan)
+	etcd.Report("Upgradeable", metav1.ConditionTrue, "done")
+	k.Approved(plan)
 	require.Eventually(t, func() bool {
 		return metric(t, "tollgate_installplan_approvals_total", nil) > approvals &&
-			metric(t, "tollgate_blocked_subscriptions", map[string]string{"namespace": k.ns, "name": "etcd"}) == 0
-	}, wait, tick)
+			metric(t, "tollgate_blocked_subscriptions", map[string]string{"namespace": k.NS, "name": "etcd"}) == 0
+	}, olmplay.Wait, olmplay.Tick)
 }

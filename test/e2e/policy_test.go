@@ -20,37 +20,38 @@ import (
 	"github.com/tollgate-dev/tollgate/controllers"
 	"github.com/tollgate-dev/tollgate/policysource"
 	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/olmplay"
 )
 
 // policyMap creates a policy ConfigMap and removes it when the test ends.
 func (k *cluster) policyMap(name, kind string, data map[string]string) *corev1.ConfigMap {
-	k.t.Helper()
+	k.T.Helper()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: policyNS, Name: name, Labels: map[string]string{policysource.Label: kind}}, Data: data}
-	k.create(cm)
-	k.t.Cleanup(func() {
-		_ = k.c.Delete(k.ctx, cm)
+	k.Create(cm)
+	k.T.Cleanup(func() {
+		_ = k.Client.Delete(k.Ctx, cm)
 	})
 	return cm
 }
 
 // policyStatus waits for the ConfigMap's status annotation to be status and returns it.
 func (k *cluster) policyStatus(cm *corev1.ConfigMap, status string) policysource.Status {
-	k.t.Helper()
+	k.T.Helper()
 	var got policysource.Status
-	require.Eventually(k.t, func() bool {
-		if k.c.Get(k.ctx, client.ObjectKeyFromObject(cm), cm) != nil {
+	require.Eventually(k.T, func() bool {
+		if k.Client.Get(k.Ctx, client.ObjectKeyFromObject(cm), cm) != nil {
 			return false
 		}
 		got = policysource.Status{}
 		return json.Unmarshal([]byte(cm.Annotations[policysource.StatusAnnotation]), &got) == nil && got.Status == status
-	}, wait, tick, "configmap %s never reported %s; annotation: %q", cm.Name, status, cm.Annotations[policysource.StatusAnnotation])
+	}, olmplay.Wait, olmplay.Tick, "configmap %s never reported %s; annotation: %q", cm.Name, status, cm.Annotations[policysource.StatusAnnotation])
 	return got
 }
 
 func TestABrokenPolicyConfigMapIsReportedAndChangesNothingUntilFixed(t *testing.T) {
 	k := newCluster(t)
-	etcd := k.install("etcd", "0.9.2", v1alpha1.ApprovalManual)
-	etcd.gate("evaluated", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
+	etcd := k.Install("etcd", "0.9.2", v1alpha1.ApprovalManual)
+	etcd.Gate("evaluated", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
 	revision := policies.Engine().Revision()
 
 	cm := k.policyMap("site-rules", "rego", map[string]string{"site.rego": `package tollgate.site
@@ -71,8 +72,8 @@ deny contains d if {
 	assert.Equal(t, policysource.ServingNone, status.Serving, "it never compiled, so it is not in service")
 	k.event(cm, corev1.EventTypeWarning, controllers.EventPolicyRejected, "this ConfigMap is not in service (it has never compiled)")
 	assert.Equal(t, revision, policies.Engine().Revision(), "a broken module must not replace the policy set")
-	plan := etcd.offerUpgrade("0.9.4")
-	k.approved(plan) // the old policy set still decides
+	plan := etcd.OfferUpgrade("0.9.4")
+	k.Approved(plan) // the old policy set still decides
 
 	// The fix is picked up, clears the error, and re-evaluates every gate.
 	cm.Data["site.rego"] = `package tollgate.site
@@ -85,15 +86,15 @@ deny contains d if {
 	d := {"code": "SiteRule", "message": "etcd needs a ticket"}
 }
 `
-	require.NoError(t, k.c.Update(k.ctx, cm))
+	require.NoError(t, k.Client.Update(k.Ctx, cm))
 	k.policyStatus(cm, "ok")
 	assert.NotEqual(t, revision, policies.Engine().Revision())
-	gate := etcd.blockedBy("SiteRule")
+	gate := etcd.BlockedBy("SiteRule")
 	assert.Contains(t, gate.Status.Decision.Denials[0].Source, "configmap/site-rules/site.rego")
 
 	// Removing the ConfigMap returns to the embedded policies.
-	require.NoError(t, k.c.Delete(k.ctx, cm))
-	etcd.gate("allowed again", func(g *tollgatev1alpha1.UpgradeGate) bool { return g.Status.Decision.Allowed })
+	require.NoError(t, k.Client.Delete(k.Ctx, cm))
+	etcd.Gate("allowed again", func(g *tollgatev1alpha1.UpgradeGate) bool { return g.Status.Decision.Allowed })
 }
 
 func TestAPolicyThatCallsTheNetworkIsRejected(t *testing.T) {
@@ -113,14 +114,14 @@ deny contains {"code": "Leak", "message": "x"} if {
 	// Deleting the rejected ConfigMap clears its error from the metric.
 	source := map[string]string{"source": "configmap/" + policyNS + "/leaky"}
 	assert.Equal(t, 1.0, metric(t, "tollgate_policy_source_errors", source))
-	require.NoError(t, k.c.Delete(k.ctx, cm))
-	require.Eventually(t, func() bool { return metric(t, "tollgate_policy_source_errors", source) == 0 }, wait, tick)
+	require.NoError(t, k.Client.Delete(k.Ctx, cm))
+	require.Eventually(t, func() bool { return metric(t, "tollgate_policy_source_errors", source) == 0 }, olmplay.Wait, olmplay.Tick)
 }
 
 func TestAMaintenanceWindowPackEnabledByConfigMapHoldsAnUpgradeOutsideItsWindow(t *testing.T) {
 	k := newCluster(t)
-	etcd := k.install("etcd", "0.9.2", v1alpha1.ApprovalManual)
-	etcd.gate("evaluated", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
+	etcd := k.Install("etcd", "0.9.2", v1alpha1.ApprovalManual)
+	etcd.Gate("evaluated", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
 
 	pack, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "bundles", "packs", "window", "window.rego"))
 	require.NoError(t, err)
@@ -135,8 +136,8 @@ func TestAMaintenanceWindowPackEnabledByConfigMapHoldsAnUpgradeOutsideItsWindow(
 	cm := k.policyMap("pack-window", "rego", map[string]string{"packs.window.rego": string(pack)})
 	k.policyStatus(cm, "ok")
 
-	plan := etcd.offerUpgrade("0.9.4")
-	gate := etcd.blockedBy("OutsideMaintenanceWindow")
+	plan := etcd.OfferUpgrade("0.9.4")
+	gate := etcd.BlockedBy("OutsideMaintenanceWindow")
 	var denial tollgatev1alpha1.Denial
 	for _, d := range gate.Status.Decision.Denials {
 		if d.Code == "OutsideMaintenanceWindow" {
@@ -145,16 +146,16 @@ func TestAMaintenanceWindowPackEnabledByConfigMapHoldsAnUpgradeOutsideItsWindow(
 	}
 	assert.Contains(t, denial.Source, "configmap/pack-window/packs.window.rego:", "the explanation names the pack's rule")
 	assert.Contains(t, denial.Message, "UTC")
-	k.stillUnapproved(plan)
+	k.StillUnapproved(plan)
 
 	// Switching the code off through data releases the plan.
 	k.policyMap("disable-window", "data", map[string]string{"disabled.yaml": "disabledCodes: [OutsideMaintenanceWindow]\n"})
-	k.approved(plan)
+	k.Approved(plan)
 }
 
 // pkg is a Rego package name of this test's own.
 func (k *cluster) pkg(name string) string {
-	return "tollgate." + name + "_" + strings.ReplaceAll(k.ns, "-", "_")
+	return "tollgate." + name + "_" + strings.ReplaceAll(k.NS, "-", "_")
 }
 
 // holdModule denies, with code, every Subscription of this test's namespace.
@@ -162,43 +163,43 @@ func (k *cluster) holdModule(pkg, code string) string {
 	return "package " + pkg + `
 
 # METADATA
-# title: ` + code + ` holds the Subscriptions of ` + k.ns + `
+# title: ` + code + ` holds the Subscriptions of ` + k.NS + `
 # custom:
 #   code: ` + code + `
-deny contains {"code": "` + code + `", "message": "held by ` + code + `"} if input.subscription.metadata.namespace == "` + k.ns + `"
+deny contains {"code": "` + code + `", "message": "held by ` + code + `"} if input.subscription.metadata.namespace == "` + k.NS + `"
 `
 }
 
 func TestRemovingThePolicyLabelTakesAConfigMapOutOfService(t *testing.T) {
 	k := newCluster(t)
-	etcd := k.install("etcd", "0.9.2", v1alpha1.ApprovalManual)
-	cm := k.policyMap("hold-"+k.ns, "rego", map[string]string{"hold.rego": k.holdModule(k.pkg("hold"), "LabelledHold")})
+	etcd := k.Install("etcd", "0.9.2", v1alpha1.ApprovalManual)
+	cm := k.policyMap("hold-"+k.NS, "rego", map[string]string{"hold.rego": k.holdModule(k.pkg("hold"), "LabelledHold")})
 	k.policyStatus(cm, "ok")
-	plan := etcd.offerUpgrade("0.9.4")
-	etcd.blockedBy("LabelledHold")
-	k.stillUnapproved(plan)
+	plan := etcd.OfferUpgrade("0.9.4")
+	etcd.BlockedBy("LabelledHold")
+	k.StillUnapproved(plan)
 
 	delete(cm.Labels, policysource.Label)
-	require.NoError(t, k.c.Update(k.ctx, cm))
-	k.approved(plan)
+	require.NoError(t, k.Client.Update(k.Ctx, cm))
+	k.Approved(plan)
 	require.Eventually(t, func() bool {
 		_, annotated := cm.Annotations[policysource.StatusAnnotation]
-		return k.c.Get(k.ctx, client.ObjectKeyFromObject(cm), cm) == nil && !annotated
-	}, wait, tick, "the status annotation of a ConfigMap that is no longer policy is removed")
+		return k.Client.Get(k.Ctx, client.ObjectKeyFromObject(cm), cm) == nil && !annotated
+	}, olmplay.Wait, olmplay.Tick, "the status annotation of a ConfigMap that is no longer policy is removed")
 }
 
 func TestABrokenConfigMapDoesNotHoldBackAnEmergencyDeny(t *testing.T) {
 	k := newCluster(t)
-	etcd := k.install("etcd", "0.9.2", v1alpha1.ApprovalManual)
-	etcd.gate("evaluated", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
-	site := k.policyMap("site-"+k.ns, "rego", map[string]string{"site.rego": k.holdModule(k.pkg("site"), "SiteHold")})
+	etcd := k.Install("etcd", "0.9.2", v1alpha1.ApprovalManual)
+	etcd.Gate("evaluated", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
+	site := k.policyMap("site-"+k.NS, "rego", map[string]string{"site.rego": k.holdModule(k.pkg("site"), "SiteHold")})
 	k.policyStatus(site, "ok")
-	etcd.blockedBy("SiteHold")
+	etcd.BlockedBy("SiteHold")
 
 	// Someone breaks site; the emergency deny applied next must go in all the same.
 	site.Data["site.rego"] = "package " + k.pkg("site") + "\n\ndeny contains d if {\n"
-	require.NoError(t, k.c.Update(k.ctx, site))
-	emergency := k.policyMap("emergency-"+k.ns, "rego", map[string]string{"emergency.rego": k.holdModule(k.pkg("emergency"), "EmergencyHold")})
+	require.NoError(t, k.Client.Update(k.Ctx, site))
+	emergency := k.policyMap("emergency-"+k.NS, "rego", map[string]string{"emergency.rego": k.holdModule(k.pkg("emergency"), "EmergencyHold")})
 	k.policyStatus(emergency, "ok")
 	status := k.policyStatus(site, "error")
 	assert.Equal(t, policysource.ServingPrevious, status.Serving)
@@ -207,15 +208,15 @@ func TestABrokenConfigMapDoesNotHoldBackAnEmergencyDeny(t *testing.T) {
 	assert.Positive(t, status.Errors[0].Row)
 	k.event(site, corev1.EventTypeWarning, controllers.EventPolicyRejected, "this ConfigMap's last good version stays in service")
 
-	plan := etcd.offerUpgrade("0.9.4")
-	gate := etcd.blockedBy("EmergencyHold")
-	assert.True(t, hasDenial(gate, "SiteHold", false), "site's last good version still holds too")
-	k.stillUnapproved(plan)
+	plan := etcd.OfferUpgrade("0.9.4")
+	gate := etcd.BlockedBy("EmergencyHold")
+	assert.True(t, olmplay.HasDenial(gate, "SiteHold", false), "site's last good version still holds too")
+	k.StillUnapproved(plan)
 }
 
 func TestHostilePoliciesAreRejectedAndDecisionsContinue(t *testing.T) {
 	k := newCluster(t)
-	etcd := k.install("etcd", "0.9.2", v1alpha1.ApprovalManual)
+	etcd := k.Install("etcd", "0.9.2", v1alpha1.ApprovalManual)
 	tests := []struct {
 		scenario string
 		module   string
@@ -231,7 +232,7 @@ func TestHostilePoliciesAreRejectedAndDecisionsContinue(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
-			name := fmt.Sprintf("hostile-%d-%s", i, k.ns)
+			name := fmt.Sprintf("hostile-%d-%s", i, k.NS)
 			cm := k.policyMap(name, "rego", map[string]string{"hostile.rego": tt.module})
 			status := k.policyStatus(cm, "error")
 			require.NotEmpty(t, status.Errors)
@@ -240,24 +241,24 @@ func TestHostilePoliciesAreRejectedAndDecisionsContinue(t *testing.T) {
 			assert.Contains(t, status.Errors[0].Message, tt.says)
 		})
 	}
-	k.approved(etcd.offerUpgrade("0.9.4")) // decisions continue on the last good policy
+	k.Approved(etcd.OfferUpgrade("0.9.4")) // decisions continue on the last good policy
 }
 
 func TestAReplacedMainCannotOverridePolicyError(t *testing.T) {
 	k := newCluster(t)
-	etcd := k.install("etcd", "0.9.2", v1alpha1.ApprovalManual)
-	etcd.gate("evaluated", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
-	cm := k.policyMap("main-"+k.ns, "rego", map[string]string{"main.rego": `package tollgate.main
+	etcd := k.Install("etcd", "0.9.2", v1alpha1.ApprovalManual)
+	etcd.Gate("evaluated", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
+	cm := k.policyMap("main-"+k.NS, "rego", map[string]string{"main.rego": `package tollgate.main
 
 result := {"conditions": [], "health": [], "state": "None", "upToDate": false, "catalogStatus": [], "catalogValidation": [],
 	"decision": {"allowed": true, "denials": [{"code": "PolicyError", "message": "trust me", "overridden": true, "overrideReason": "no"}]}}
 `})
 	k.policyStatus(cm, "ok")
-	plan := etcd.offerUpgrade("0.9.4")
-	gate := etcd.blockedBy(tollgatev1alpha1.CodePolicyError)
+	plan := etcd.OfferUpgrade("0.9.4")
+	gate := etcd.BlockedBy(tollgatev1alpha1.CodePolicyError)
 	assert.False(t, gate.Status.Decision.Allowed)
-	k.stillUnapproved(plan)
+	k.StillUnapproved(plan)
 
-	require.NoError(t, k.c.Delete(k.ctx, cm))
-	k.approved(plan)
+	require.NoError(t, k.Client.Delete(k.Ctx, cm))
+	k.Approved(plan)
 }

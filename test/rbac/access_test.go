@@ -17,6 +17,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/olmplay"
 )
 
 // access is one request Tollgate's ServiceAccount may or may not make.
@@ -47,15 +48,15 @@ func TestTheManagerMayDoOnlyWhatItNeeds(t *testing.T) {
 		{"it may not read a Secret in its own namespace", access{"get", "", "secrets", policyNS}, false},
 		{"it may not list Secrets anywhere", access{"list", "", "secrets", ""}, false},
 		{"it may not watch Secrets anywhere", access{"watch", "", "secrets", ""}, false},
-		{"it may not create InstallPlans", access{"create", "operators.coreos.com", "installplans", k.ns}, false},
-		{"it may not delete InstallPlans", access{"delete", "operators.coreos.com", "installplans", k.ns}, false},
-		{"it may not update InstallPlans, only patch them", access{"update", "operators.coreos.com", "installplans", k.ns}, false},
-		{"it may approve an InstallPlan", access{"patch", "operators.coreos.com", "installplans", k.ns}, true},
-		{"it may not patch a ConfigMap outside its namespace", access{"patch", "", "configmaps", k.ns}, false},
-		{"it may not update a ConfigMap outside its namespace", access{"update", "", "configmaps", k.ns}, false},
+		{"it may not create InstallPlans", access{"create", "operators.coreos.com", "installplans", k.NS}, false},
+		{"it may not delete InstallPlans", access{"delete", "operators.coreos.com", "installplans", k.NS}, false},
+		{"it may not update InstallPlans, only patch them", access{"update", "operators.coreos.com", "installplans", k.NS}, false},
+		{"it may approve an InstallPlan", access{"patch", "operators.coreos.com", "installplans", k.NS}, true},
+		{"it may not patch a ConfigMap outside its namespace", access{"patch", "", "configmaps", k.NS}, false},
+		{"it may not update a ConfigMap outside its namespace", access{"update", "", "configmaps", k.NS}, false},
 		{"it may not read ConfigMaps outside its namespace", access{"list", "", "configmaps", ""}, false},
 		{"it may annotate its policy ConfigMaps", access{"patch", "", "configmaps", policyNS}, true},
-		{"it may not patch Subscriptions without the take-over-approval component", access{"patch", "operators.coreos.com", "subscriptions", k.ns}, false},
+		{"it may not patch Subscriptions without the take-over-approval component", access{"patch", "operators.coreos.com", "subscriptions", k.NS}, false},
 		{"it may read Subscriptions", access{"watch", "operators.coreos.com", "subscriptions", ""}, true},
 		{"it may not read Deployments (no wildcard)", access{"list", "apps", "deployments", ""}, false},
 		{"it may get a CRD by name", access{"get", "apiextensions.k8s.io", "customresourcedefinitions", ""}, true},
@@ -71,16 +72,16 @@ func TestTheManagerMayDoOnlyWhatItNeeds(t *testing.T) {
 // The same, asked by acting as the ServiceAccount: the API server refuses.
 func TestTheManagerIsRefused(t *testing.T) {
 	k := newCluster(t)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: "someone-elses"}}
-	k.create(cm)
-	plan := &v1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: "install-x"},
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: k.NS, Name: "someone-elses"}}
+	k.Create(cm)
+	plan := &v1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Namespace: k.NS, Name: "install-x"},
 		Spec: v1alpha1.InstallPlanSpec{ClusterServiceVersionNames: []string{"x.v1"}, Approval: v1alpha1.ApprovalManual}}
-	k.create(plan)
+	k.Create(plan)
 	ctx := context.Background()
 	for scenario, err := range map[string]error{
 		"list Secrets":      asManager.List(ctx, &corev1.SecretList{}),
 		"get a Secret":      asManager.Get(ctx, types.NamespacedName{Namespace: policyNS, Name: "any"}, &corev1.Secret{}),
-		"create a plan":     asManager.Create(ctx, &v1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: "forged"}, Spec: plan.Spec}),
+		"create a plan":     asManager.Create(ctx, &v1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Namespace: k.NS, Name: "forged"}, Spec: plan.Spec}),
 		"delete a plan":     asManager.Delete(ctx, plan.DeepCopy()),
 		"patch a ConfigMap": asManager.Patch(ctx, cm.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"x":"y"}}}`))),
 	} {
@@ -91,7 +92,7 @@ func TestTheManagerIsRefused(t *testing.T) {
 // The optional component grants what --take-over-approval needs, and nothing else.
 func TestTheTakeOverApprovalComponentGrantsSubscriptionPatch(t *testing.T) {
 	k := newCluster(t)
-	patchSub := access{"patch", "operators.coreos.com", "subscriptions", k.ns}
+	patchSub := access{"patch", "operators.coreos.com", "subscriptions", k.NS}
 	require.False(t, allowed(t, patchSub))
 
 	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "components", "take-over-approval", "role.yaml"))
@@ -99,10 +100,10 @@ func TestTheTakeOverApprovalComponentGrantsSubscriptionPatch(t *testing.T) {
 	objs, err := decode(data)
 	require.NoError(t, err)
 	for _, obj := range objs {
-		k.create(obj)
+		k.Create(obj)
 		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
 	}
-	assert.Eventually(t, func() bool { return allowed(t, patchSub) }, wait, tick)
-	assert.False(t, allowed(t, access{"update", "operators.coreos.com", "subscriptions", k.ns}))
-	assert.False(t, allowed(t, access{"delete", "operators.coreos.com", "subscriptions", k.ns}))
+	assert.Eventually(t, func() bool { return allowed(t, patchSub) }, olmplay.Wait, olmplay.Tick)
+	assert.False(t, allowed(t, access{"update", "operators.coreos.com", "subscriptions", k.NS}))
+	assert.False(t, allowed(t, access{"delete", "operators.coreos.com", "subscriptions", k.NS}))
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/test/olmplay"
 )
 
 // The manager, with nothing but config/rbac and one operand rule an admin added, holds an
@@ -20,26 +21,26 @@ import (
 // still be waiting for a Secret informer and the gate would never be evaluated.
 func TestTheManagerHoldsAndThenApprovesAnUpgradeWithItsOwnRBAC(t *testing.T) {
 	k := newCluster(t)
-	k.serveOperandKind("etcd")
+	k.ServeOperandKind("etcd")
 	k.grantOperandRead("etcd")
-	k.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: "credentials"}, StringData: map[string]string{"password": "hunter2"}})
-	etcd := k.install("etcd", "0.9.2", v1alpha1.CRDDescription{Name: "secrets.", Version: "v1", Kind: "Secret"})
-	etcd.operand("main")
-	etcd.report(metav1.ConditionFalse, "migrating storage")
-	plan := etcd.offerUpgrade("0.9.4")
+	k.Create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: k.NS, Name: "credentials"}, StringData: map[string]string{"password": "hunter2"}})
+	etcd := k.Install("etcd", "0.9.2", v1alpha1.ApprovalManual, v1alpha1.CRDDescription{Name: "secrets.", Version: "v1", Kind: "Secret"})
+	etcd.Operand("main", olmplay.Healthy()...)
+	etcd.Report("Upgradeable", metav1.ConditionFalse, "migrating storage")
+	plan := etcd.OfferUpgrade("0.9.4")
 
-	gate := etcd.gate("holds the upgrade", func(g *tollgatev1alpha1.UpgradeGate) bool {
+	gate := etcd.Gate("holds the upgrade", func(g *tollgatev1alpha1.UpgradeGate) bool {
 		return g.Status.CurrentCSV == "etcd.v0.9.4" && g.Status.Decision.BlockedBy == tollgatev1alpha1.CodeOperatorNotUpgradeable
 	})
 	available := meta.FindStatusCondition(gate.Status.Health, "Available")
 	require.NotNil(t, available)
 	assert.Equal(t, metav1.ConditionTrue, available.Status, "the operand was read through the aggregated role")
 	assert.Contains(t, available.Message, "1 of 1 operands", "the Secret is not an operand")
-	assert.False(t, k.planApproved(plan))
+	assert.False(t, k.PlanApproved(plan))
 
-	etcd.report(metav1.ConditionTrue, "migration done")
-	require.Eventually(t, func() bool { return k.planApproved(plan) }, wait, tick, "the plan is approved")
-	etcd.gate("records the approval", func(g *tollgatev1alpha1.UpgradeGate) bool {
+	etcd.Report("Upgradeable", metav1.ConditionTrue, "migration done")
+	require.Eventually(t, func() bool { return k.PlanApproved(plan) }, olmplay.Wait, olmplay.Tick, "the plan is approved")
+	etcd.Gate("records the approval", func(g *tollgatev1alpha1.UpgradeGate) bool {
 		return g.Status.Decision.Allowed && g.Status.Decision.LastApprovedInstallPlan == plan.Name
 	})
 }
@@ -49,12 +50,12 @@ func TestTheManagerHoldsAndThenApprovesAnUpgradeWithItsOwnRBAC(t *testing.T) {
 // adds it, the next evaluation reads the operands.
 func TestAnOperandKindTollgateMayNotReadShowsTheRuleToAdd(t *testing.T) {
 	k := newCluster(t)
-	k.serveOperandKind("redis")
-	redis := k.install("redis", "1.0.0")
-	redis.operand("main")
+	k.ServeOperandKind("redis")
+	redis := k.Install("redis", "1.0.0", v1alpha1.ApprovalManual)
+	redis.Operand("main", olmplay.Healthy()...)
 	rule := `{apiGroups: ["redis.example.com"], resources: ["redisclusters"], verbs: [get, list, watch]}`
 
-	gate := redis.gate("health unknown", func(g *tollgatev1alpha1.UpgradeGate) bool {
+	gate := redis.Gate("health unknown", func(g *tollgatev1alpha1.UpgradeGate) bool {
 		c := meta.FindStatusCondition(g.Status.Health, "Available")
 		return c != nil && c.Status == metav1.ConditionUnknown
 	})
@@ -69,8 +70,8 @@ func TestAnOperandKindTollgateMayNotReadShowsTheRuleToAdd(t *testing.T) {
 	assert.True(t, strings.Contains(strings.Join(logged, "\n"), "redisclusters.redis.example.com"), "the log names the kind: %s", logged)
 
 	k.grantOperandRead("redis")
-	redis.setStatus(func(*v1alpha1.SubscriptionStatus) {}) // any change re-evaluates; so does --reevaluate-interval
-	redis.gate("health known", func(g *tollgatev1alpha1.UpgradeGate) bool {
+	redis.SetStatus(func(*v1alpha1.SubscriptionStatus) {}) // any change re-evaluates; so does --reevaluate-interval
+	redis.Gate("health known", func(g *tollgatev1alpha1.UpgradeGate) bool {
 		return meta.IsStatusConditionTrue(g.Status.Health, "Available")
 	})
 }
