@@ -1,6 +1,6 @@
 // Package engine compiles Tollgate's policy sources and evaluates input documents into typed
 // results. It knows nothing of Kubernetes clients: the controller and the CLI gather an input
-// document (package controllers/gather) and hand it to Evaluate.
+// document (package input) and hand it to Evaluate.
 //
 // A policy set is the embedded policies (package policies, minus *_test.rego), then OPA
 // bundles, then admin modules (ConfigMaps); a later module with the same path replaces an
