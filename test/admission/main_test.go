@@ -1,0 +1,47 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tollgate-dev/tollgate/test/controlplane"
+)
+
+var (
+	// upstream serves OLM's upstream CRDs: no structured sources, spec.sourceType required.
+	upstream *controlplane.Env
+	// ours serves Tollgate's CRDs, whose CatalogSource has the structured sources.
+	ours *controlplane.Env
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	upstream, err = controlplane.Start(controlplane.Options{
+		CRDDirs: []string{filepath.Join(controlplane.RepoRoot(), "test", "testdata", "olm-upstream")},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = upstream.Stop() }()
+	ours, err = controlplane.Start(controlplane.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = ours.Stop() }()
+	// ours gets the policies at once; upstream only in its test, after recording what the
+	// CRD alone accepts.
+	if err := applyPolicies(context.Background(), ours); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
