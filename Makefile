@@ -16,6 +16,16 @@ ETCD_VERSION := $(shell sed -nE "s/^(require)?[[:space:]]*go.etcd.io\/etcd\/serv
 ASSETS := $(CURDIR)/bin/k8s/$(K8S_VERSION)-etcd-$(ETCD_VERSION)
 export KUBEBUILDER_ASSETS := $(ASSETS)
 
+# One version: the VERSION file names the release. It is stamped into the binaries, tags the
+# image, and `make manifests` writes it into the OLM bundle's CSV and config/default's image pin.
+# Override it for a one-off build (VERSION=$$(git describe --tags --always --dirty)).
+VERSION ?= $(shell cat VERSION)
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)
+# Reproducible builds: every timestamp in the image and the archives is the last commit's.
+export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+VERSION_LDFLAGS := -X github.com/tollgate-dev/tollgate/version.Version=$(VERSION)
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+
 REGO_COVERAGE_MIN ?= 90
 TEST_FLAGS ?= -race
 TEST_TIMEOUT ?= 30m
@@ -40,6 +50,7 @@ manifests: ## Generate the CRDs (UpgradeGate and the OLM kinds), RBAC, and Tollg
 	$(CONTROLLER_GEN) crd paths=./apis/operators/... output:crd:artifacts:config=config/crd/olm
 	$(CONTROLLER_GEN) rbac:roleName=tollgate-manager paths=./controllers/... output:rbac:artifacts:config=config/rbac
 	$(GO) run ./hack/olmbundle
+	sed -i -E 's|^([[:space:]]*newTag:).*|\1 $(shell cat VERSION)|' config/default/kustomization.yaml
 
 .PHONY: fmt
 fmt: ## Format Go and Rego.
@@ -96,7 +107,27 @@ verify: generate manifests ## Regenerate everything and fail if the tree differs
 
 .PHONY: build
 build: ## Build bin/tollgate (also usable as kubectl-tollgate).
-	$(GO) build -o bin/tollgate ./cmd/tollgate
+	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/tollgate ./cmd/tollgate
+
+.PHONY: image
+image: ## Build the container image into bin/image (an OCI layout, no Docker needed) and print its digest.
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags "-s -w $(VERSION_LDFLAGS)" \
+		-o bin/linux_$(IMAGE_ARCH)/tollgate ./cmd/tollgate
+	@$(GO) run ./hack/image -binary bin/linux_$(IMAGE_ARCH)/tollgate -arch $(IMAGE_ARCH) \
+		-version $(VERSION) -revision "$(REVISION)" -out bin/image
+
+RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+
+.PHONY: release
+release: ## Build the kubectl-tollgate archives, sha256sums.txt and the krew manifest into bin/release.
+	rm -rf bin/release
+	@for p in $(RELEASE_PLATFORMS); do \
+		echo "building kubectl-tollgate for $$p"; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -ldflags "-s -w $(VERSION_LDFLAGS)" \
+			-o bin/release/$${p%/*}_$${p#*/}/kubectl-tollgate ./cmd/tollgate; \
+	done
+	$(GO) run ./hack/release -dir bin/release -version $(VERSION)
+	@cat bin/release/sha256sums.txt
 
 .PHONY: controlplane
 controlplane: $(ASSETS)/kube-apiserver $(ASSETS)/etcd ## Build the test control plane into bin/k8s (once per pinned version).

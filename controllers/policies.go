@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +45,18 @@ func (p *Policies) Loaded() bool {
 	default:
 		return false
 	}
+}
+
+// errPoliciesNotLoaded is what /readyz says until the first load of the admin policy was tried.
+var errPoliciesNotLoaded = errors.New("the admin policy sources are not loaded yet")
+
+// Ready is a healthz.Checker that fails until the first load of the admin policy sources was
+// tried, so the leader is not ready while its gates wait (see AddHealthChecks).
+func (p *Policies) Ready(*http.Request) error {
+	if !p.Loaded() {
+		return errPoliciesNotLoaded
+	}
+	return nil
 }
 
 // serve puts e in service when it is not nil and sets the failure that fails every evaluation

@@ -2,7 +2,9 @@ package controllers
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/open-policy-agent/opa/v1/bundle"
 
@@ -33,6 +38,73 @@ type Options struct {
 	// Bundles returns the OPA bundles currently loaded; BundlesChanged says when that changes.
 	Bundles        func() []*bundle.Bundle
 	BundlesChanged <-chan event.GenericEvent
+}
+
+// The metrics endpoint asks the API server who calls it (TokenReview) and whether they may
+// get /metrics (SubjectAccessReview); see ServingOptions.MetricsSecure.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// LeaderElectionID names the Lease the replicas compete for; it is also the name label of
+// controller-runtime's leader_election_master_status metric.
+const LeaderElectionID = "tollgate.tollgate.dev"
+
+// ServingOptions say where the manager serves metrics and probes, and whether it elects a leader.
+type ServingOptions struct {
+	// MetricsAddr is the metrics endpoint's address; "0" disables it.
+	MetricsAddr string
+	// MetricsSecure serves metrics over HTTPS (a self-signed certificate) to callers that
+	// authenticate with a bearer token and may get the non-resource URL /metrics (RBAC, e.g.
+	// the tollgate-metrics-reader ClusterRole). False serves plain HTTP to anyone who reaches it.
+	MetricsSecure bool
+	// ProbeAddr serves /healthz and /readyz.
+	ProbeAddr string
+	// LeaderElect lets only one replica act.
+	LeaderElect bool
+}
+
+// ManagerOptions are the manager's options for s, without scheme or cache.
+func (s ServingOptions) ManagerOptions() ctrl.Options {
+	metrics := metricsserver.Options{BindAddress: s.MetricsAddr}
+	if s.MetricsSecure {
+		metrics.SecureServing = true
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+		// HTTP/1.1 only: HTTP/2 stream resets (CVE-2023-44487) are not worth the risk here.
+		metrics.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+	}
+	return ctrl.Options{
+		Metrics:                metrics,
+		HealthProbeBindAddress: s.ProbeAddr,
+		LeaderElection:         s.LeaderElect,
+		LeaderElectionID:       LeaderElectionID,
+	}
+}
+
+// AddHealthChecks adds the manager's probes: /healthz answers while the process runs; /readyz
+// fails on the leader until the admin policy sources were loaded (Policies.Ready).
+func AddHealthChecks(mgr ctrl.Manager, policies *Policies) error {
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("add the liveness check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("policies-loaded", leaderReady(mgr.Elected(), policies.Ready)); err != nil {
+		return fmt.Errorf("add the readiness check: %w", err)
+	}
+	return nil
+}
+
+// leaderReady applies check once elected is closed (at once without leader election). A standby
+// replica is ready: it loads no policy, since the policy controller runs on the leader only,
+// and were it never ready a rolling update or a node drain (PodDisruptionBudget) would wait
+// for it forever.
+func leaderReady(elected <-chan struct{}, check healthz.Checker) healthz.Checker {
+	return func(req *http.Request) error {
+		select {
+		case <-elected:
+			return check(req)
+		default:
+			return nil
+		}
+	}
 }
 
 // CacheOptions limits the ConfigMap cache to the policy namespace: Tollgate reads no other

@@ -11,10 +11,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-)
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+	"github.com/tollgate-dev/tollgate/version"
+)
 
 func main() {
 	if err := newRootCommand().Execute(); err != nil {
@@ -80,7 +79,7 @@ func newVersionCommand() *cobra.Command {
 		Example: "  tollgate version",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), "tollgate", version)
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), "tollgate", version.String())
 			return err
 		},
 	}

@@ -10,9 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tollgate-dev/tollgate/apis"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
@@ -77,10 +75,8 @@ func envOr(key, def string) string {
 
 func newRunCommand() *cobra.Command {
 	var (
-		flags       managerFlags
-		metricsAddr string
-		probeAddr   string
-		leaderElect bool
+		flags   managerFlags
+		serving controllers.ServingOptions
 	)
 	zapOpts := zap.Options{}
 	cmd := &cobra.Command{
@@ -90,7 +86,7 @@ func newRunCommand() *cobra.Command {
   tollgate run --leader-elect --policy-namespace tollgate-system
 
   # against the current kubeconfig, reporting only
-  tollgate run --default-mode Audit --metrics-bind-address :8080`,
+  tollgate run --default-mode Audit --metrics-secure=false --metrics-bind-address :8080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := flags.options()
@@ -102,18 +98,14 @@ func newRunCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("find the cluster (kubeconfig or in-cluster config): %w", err)
 			}
-			return runManager(ctrl.SetupSignalHandler(), cfg, opts, flags, ctrl.Options{
-				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
-				HealthProbeBindAddress: probeAddr,
-				LeaderElection:         leaderElect,
-				LeaderElectionID:       "tollgate.tollgate.dev",
-			})
+			return runManager(ctrl.SetupSignalHandler(), cfg, opts, flags, serving.ManagerOptions())
 		},
 	}
 	flags.bind(cmd)
-	cmd.Flags().StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 disables it")
-	cmd.Flags().StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz probes")
-	cmd.Flags().BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so only one replica acts")
+	cmd.Flags().StringVar(&serving.MetricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 disables it")
+	cmd.Flags().BoolVar(&serving.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers allowed to get /metrics (TokenReview, SubjectAccessReview); false serves plain HTTP to anyone")
+	cmd.Flags().StringVar(&serving.ProbeAddr, "health-probe-bind-address", ":8081", "address of the /healthz (alive) and /readyz (policies loaded) probes")
+	cmd.Flags().BoolVar(&serving.LeaderElect, "leader-elect", false, "elect a leader, so only one replica acts")
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
 	cmd.Flags().AddGoFlagSet(goFlags)
@@ -138,13 +130,11 @@ func runManager(ctx context.Context, cfg *rest.Config, opts controllers.Options,
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
-	if _, err := controllers.Setup(ctx, mgr, opts); err != nil {
+	policies, err := controllers.Setup(ctx, mgr, opts)
+	if err != nil {
 		return err
 	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	if err := controllers.AddHealthChecks(mgr, policies); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

@@ -18,7 +18,7 @@ import (
 const (
 	packageName = "tollgate"
 	channel     = "alpha"
-	image       = "ghcr.io/tollgate-dev/tollgate:latest"
+	imageRepo   = "ghcr.io/tollgate-dev/tollgate"
 )
 
 func main() {
@@ -41,10 +41,17 @@ func run(root, out string) error {
 	if err := read(filepath.Join(root, "config", "manager", "manager.yaml"), &deploy); err != nil {
 		return err
 	}
+	// The VERSION file is the one version of a release: the image tag and the CSV's version.
+	release, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	if err != nil {
+		return fmt.Errorf("read the release version: %w", err)
+	}
+	tag := strings.TrimSpace(string(release))
+	image := imageRepo + ":" + tag
 	for i := range deploy.Spec.Template.Spec.Containers {
 		deploy.Spec.Template.Spec.Containers[i].Image = image
 	}
-	csv := csv(crd, role, nsRules, deploy)
+	csv := csv(crd, role, nsRules, deploy, strings.TrimPrefix(tag, "v"), image)
 	annotations := map[string]any{"annotations": map[string]string{
 		"operators.operatorframework.io.bundle.mediatype.v1":       "registry+v1",
 		"operators.operatorframework.io.bundle.manifests.v1":       "manifests/",
@@ -70,17 +77,18 @@ func run(root, out string) error {
 // ClusterRole as its cluster permissions, the Roles' rules (the policy ConfigMaps) and leader
 // election as its permissions in its own namespace, UpgradeGate as its owned CRD. Tollgate
 // watches every namespace, so AllNamespaces is its only install mode.
-func csv(crd apiextensionsv1.CustomResourceDefinition, role rbacv1.ClusterRole, nsRules []rbacv1.PolicyRule, deploy appsv1.Deployment) map[string]any {
+func csv(crd apiextensionsv1.CustomResourceDefinition, role rbacv1.ClusterRole, nsRules []rbacv1.PolicyRule, deploy appsv1.Deployment, semver, image string) map[string]any {
 	version := crd.Spec.Versions[0].Name
 	return map[string]any{
 		"apiVersion": "operators.coreos.com/v1alpha1",
 		"kind":       "ClusterServiceVersion",
 		"metadata": map[string]any{
-			"name": packageName + ".v0.1.0",
+			"name": packageName + ".v" + semver,
 			"annotations": map[string]string{
-				"capabilities": "Basic Install",
-				"categories":   "Developer Tools",
-				"description":  "Gates OLM operator upgrades by policy and explains every decision.",
+				"capabilities":   "Basic Install",
+				"categories":     "Developer Tools",
+				"description":    "Gates OLM operator upgrades by policy and explains every decision.",
+				"containerImage": image,
 			},
 		},
 		"spec": map[string]any{
@@ -88,7 +96,7 @@ func csv(crd apiextensionsv1.CustomResourceDefinition, role rbacv1.ClusterRole, 
 			"description": "Tollgate approves an operator's InstallPlans only when its Rego policies allow the upgrade: " +
 				"the operator says it is upgradeable, its operands are healthy, its catalog is sound, and the admins' own rules hold. " +
 				"Set installPlanApproval: Manual on the Subscriptions it should gate.",
-			"version":        "0.1.0",
+			"version":        semver,
 			"maturity":       "alpha",
 			"keywords":       []string{"olm", "upgrades", "policy", "opa", "rego"},
 			"provider":       map[string]string{"name": "The Tollgate Authors"},

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"archive/tar"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBuildLayout(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "tollgate")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/false\n"), 0o600))
+	o := options{
+		Binary: bin, Arch: "arm64", Version: "v1.2.3", Revision: "abc123",
+		Source: "https://example.com/tollgate", Created: time.Unix(1700000000, 0).UTC(),
+	}
+
+	first, err := buildLayout(filepath.Join(dir, "one"), o)
+	require.NoError(t, err)
+	second, err := buildLayout(filepath.Join(dir, "two"), o)
+	require.NoError(t, err)
+	assert.Equal(t, first, second, "two builds of the same input must have the same digest")
+	again, err := buildLayout(filepath.Join(dir, "one"), o)
+	require.NoError(t, err)
+	assert.Equal(t, first, again, "rebuilding into an existing layout must replace it")
+
+	idx, err := layout.ImageIndexFromPath(filepath.Join(dir, "one"))
+	require.NoError(t, err)
+	manifest, err := idx.IndexManifest()
+	require.NoError(t, err)
+	require.Len(t, manifest.Manifests, 1, "the layout holds exactly one image")
+	assert.Equal(t, first, manifest.Manifests[0].Digest)
+	assert.Equal(t, "v1.2.3", manifest.Manifests[0].Annotations["org.opencontainers.image.ref.name"])
+
+	img, err := idx.Image(first)
+	require.NoError(t, err)
+	cfg, err := img.ConfigFile()
+	require.NoError(t, err)
+	assert.Equal(t, "65532:65532", cfg.Config.User)
+	assert.Equal(t, []string{"/usr/local/bin/tollgate"}, cfg.Config.Entrypoint)
+	assert.Equal(t, "linux", cfg.OS)
+	assert.Equal(t, "arm64", cfg.Architecture)
+	assert.True(t, cfg.Created.Equal(o.Created))
+	assert.Equal(t, "https://example.com/tollgate", cfg.Config.Labels["org.opencontainers.image.source"])
+	assert.Equal(t, "v1.2.3", cfg.Config.Labels["org.opencontainers.image.version"])
+	assert.Equal(t, "abc123", cfg.Config.Labels["org.opencontainers.image.revision"])
+
+	files := map[string]*tar.Header{}
+	bodies := map[string][]byte{}
+	rc := mutate.Extract(img)
+	defer func() { _ = rc.Close() }()
+	tr := tar.NewReader(rc)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		files[hdr.Name] = hdr
+		bodies[hdr.Name], err = io.ReadAll(tr)
+		require.NoError(t, err)
+	}
+	require.Contains(t, files, "usr/local/bin/tollgate")
+	assert.Equal(t, "#!/bin/false\n", string(bodies["usr/local/bin/tollgate"]))
+	assert.Equal(t, int64(0o755), files["usr/local/bin/tollgate"].Mode)
+	require.Contains(t, files, "etc/ssl/certs/ca-certificates.crt")
+	assert.Contains(t, string(bodies["etc/ssl/certs/ca-certificates.crt"]), "-----BEGIN CERTIFICATE-----")
+	assert.Contains(t, string(bodies["etc/passwd"]), "nonroot:x:65532:65532:")
+	assert.Contains(t, string(bodies["etc/group"]), "nonroot:x:65532:")
+	for name, hdr := range files {
+		assert.True(t, hdr.ModTime.Equal(o.Created), "%s has the source date", name)
+	}
+}
+
+func TestSourceDate(t *testing.T) {
+	got, err := sourceDate("")
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), got.Unix())
+	got, err = sourceDate("1700000000")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1700000000), got.Unix())
+	_, err = sourceDate("yesterday")
+	require.Error(t, err)
+}
