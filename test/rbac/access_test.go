@@ -97,7 +97,7 @@ func TestTheTakeOverApprovalComponentGrantsSubscriptionPatch(t *testing.T) {
 
 	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "components", "take-over-approval", "role.yaml"))
 	require.NoError(t, err)
-	objs, err := decode(data)
+	objs, err := controlplane.DecodeYAML(data)
 	require.NoError(t, err)
 	for _, obj := range objs {
 		k.Create(obj)

@@ -1,12 +1,8 @@
 package rbac
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -16,48 +12,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/tollgate-dev/tollgate/test/controlplane"
 )
 
-// kustomize builds a kustomization (a folder, relative to the repository root unless
-// absolute) with the kustomize of go.mod's tool directives, as `make verify` does.
-func kustomize(dir string) ([]*unstructured.Unstructured, error) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return nil, fmt.Errorf("kustomize runs as `go tool kustomize`: %w", err)
-	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(controlplane.RepoRoot(), dir)
-	}
-	cmd := exec.Command(goBin, "tool", "kustomize", "build", dir)
-	cmd.Dir = controlplane.RepoRoot()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("kustomize build %s: %w: %s", dir, err, stderr.String())
-	}
-	return decode(out)
-}
-
-// decode reads multi-document YAML.
-func decode(data []byte) ([]*unstructured.Unstructured, error) {
-	var objs []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-			return objs, nil
-		} else if err != nil {
-			return nil, err
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
-	}
-}
+// kustomize builds a kustomization folder; see controlplane.Kustomize.
+func kustomize(dir string) ([]*unstructured.Unstructured, error) { return controlplane.Kustomize(dir) }
 
 // rules are the RBAC rules of the Roles and ClusterRoles among objs, with the kind that holds
 // them.
