@@ -16,6 +16,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/tollgate-dev/tollgate/apis"
@@ -64,6 +65,8 @@ func TestSecureMetricsAndReadiness(t *testing.T) {
 	serving := controllers.ServingOptions{MetricsAddr: freeAddr(t), MetricsSecure: true, ProbeAddr: freeAddr(t)}
 	mgrOpts := serving.ManagerOptions()
 	mgrOpts.Scheme, mgrOpts.Cache = apis.NewScheme(), controllers.CacheOptions("tollgate-system")
+	// Other tests of this package run a manager in the same process.
+	mgrOpts.Controller.SkipNameValidation = ptr.To(true)
 	mgr, err := ctrl.NewManager(env.Config, mgrOpts)
 	require.NoError(t, err)
 	policies, err := controllers.Setup(ctx, mgr, controllers.Options{PolicyNamespace: "tollgate-system"})

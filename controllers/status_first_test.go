@@ -16,9 +16,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tollgate-dev/tollgate/apis"
@@ -108,6 +110,8 @@ func TestNoApprovalWithoutARecordedDecision(t *testing.T) {
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme: apis.NewScheme(), Cache: controllers.CacheOptions("tollgate-system"),
 		Metrics: metricsserver.Options{BindAddress: "0"}, NewClient: w.client,
+		// Other tests of this package run a manager in the same process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	require.NoError(t, err)
 	_, err = controllers.Setup(ctx, mgr, controllers.Options{PolicyNamespace: "tollgate-system"})
