@@ -146,6 +146,12 @@ func EffectiveMode(gate *tollgatev1alpha1.UpgradeGate, def tollgatev1alpha1.Mode
 	return def
 }
 
+// Mode is the effective mode of gate under this Decider: its spec.mode, or the configured
+// default.
+func (d *Decider) Mode(gate *tollgatev1alpha1.UpgradeGate) tollgatev1alpha1.Mode {
+	return EffectiveMode(gate, d.Input.WithDefaults().DefaultMode)
+}
+
 // ApprovalOf is the Subscription's installPlanApproval; OLM's default is Automatic.
 func ApprovalOf(sub *v1alpha1.Subscription) v1alpha1.Approval {
 	if sub.Spec == nil || sub.Spec.InstallPlanApproval == "" {

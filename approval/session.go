@@ -194,7 +194,7 @@ func (s *session) blocker(ctx context.Context, ns, csv string) (*Blocker, error)
 		b.Reason, b.Codes = BlockDenied, Standing(m.result.Decision)
 	case m.doc.Gate == nil:
 		b.Reason = BlockNoGate
-	case EffectiveMode(m.doc.Gate, s.b.Config.WithDefaults().DefaultMode) != tollgatev1alpha1.ModeEnforce:
+	case s.d.Mode(m.doc.Gate) != tollgatev1alpha1.ModeEnforce:
 		b.Reason = BlockAudit
 	case ApprovalOf(m.doc.Subscription) != v1alpha1.ApprovalManual:
 		b.Reason = BlockAutomatic

@@ -130,7 +130,7 @@ func (x *Explainer) summary(dec *approval.Decision, ex *engine.Explanation) *Rep
 		State:          res.State,
 		UpToDate:       res.UpToDate,
 		Approval:       string(approval.ApprovalOf(sub)),
-		Mode:           string(approval.EffectiveMode(dec.Gate, x.Decider.Input.WithDefaults().DefaultMode)),
+		Mode:           string(x.Decider.Mode(dec.Gate)),
 		Now:            fmt.Sprint(dec.Doc["now"]),
 		PolicyRevision: res.Revision,
 		Allowed:        res.Decision.Allowed,
@@ -162,7 +162,7 @@ func (x *Explainer) notices(dec *approval.Decision, res *engine.Result) []Remedy
 				"To let Tollgate gate upgrades, switch it to Manual (or run the manager with --take-over-approval):", approval.ApprovalOf(sub)),
 			Command: kubectl("patch", "subscription", sub.Namespace, sub.Name, "--type", "merge", "-p", `{"spec":{"installPlanApproval":"Manual"}}`)})
 	}
-	if approval.EffectiveMode(dec.Gate, x.Decider.Input.WithDefaults().DefaultMode) == tollgatev1alpha1.ModeAudit {
+	if x.Decider.Mode(dec.Gate) == tollgatev1alpha1.ModeAudit {
 		notices = append(notices, Remedy{Text: "The gate is in Audit mode: Tollgate decides and reports but never approves. To let it approve:",
 			Command: kubectl("patch", "upgradegate", sub.Namespace, sub.Name, "--type", "merge", "-p", `{"spec":{"mode":"Enforce"}}`)})
 	}

@@ -268,7 +268,7 @@ func (o *offline) subscription(ctx context.Context, key client.ObjectKey) (subsc
 	s := subscriptionEval{
 		Namespace: sub.Namespace, Name: sub.Name,
 		InstalledCSV: sub.Status.InstalledCSV, CurrentCSV: sub.Status.CurrentCSV,
-		Approval: string(approvalMode), Mode: string(approval.EffectiveMode(gate, o.decider.Input.WithDefaults().DefaultMode)),
+		Approval: string(approvalMode), Mode: string(o.decider.Mode(gate)),
 		State: res.State, UpToDate: res.UpToDate,
 		Decision:   decisionEval{Allowed: res.Decision.Allowed, Denials: orEmpty(gatestatus.Denials(res.Decision))},
 		Conditions: orEmpty(res.Conditions), Health: orEmpty(res.Health),
