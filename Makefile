@@ -98,9 +98,9 @@ bench: ## Run the benchmarks; each reports a ratio against a baseline measured i
 verify: generate manifests ## Regenerate everything and fail if the tree differs from git.
 	$(GO) mod tidy
 	@for k in config/default config/crd/olm; do $(GO) tool kustomize build $$k > /dev/null || { echo "kustomize build $$k failed"; exit 1; }; done
-	@if [ -n "$$(git status --porcelain -- apis config bundles/olm go.mod go.sum)" ]; then \
+	@if [ -n "$$(git status --porcelain -- apis config bundles/olm bundles/catalog bundles/catalog.Dockerfile go.mod go.sum)" ]; then \
 		echo "generated files are out of date; run 'make generate manifests' and 'go mod tidy', then commit:"; \
-		git status --porcelain -- apis config bundles/olm go.mod go.sum; git --no-pager diff --stat -- apis config bundles/olm go.mod go.sum; exit 1; fi
+		git status --porcelain -- apis config bundles/olm bundles/catalog bundles/catalog.Dockerfile go.mod go.sum; git --no-pager diff --stat -- apis config bundles/olm bundles/catalog bundles/catalog.Dockerfile go.mod go.sum; exit 1; fi
 	@echo "generated files are up to date"
 
 ##@ Build

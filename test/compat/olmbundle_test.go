@@ -2,40 +2,78 @@ package compat
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/test/controlplane"
 )
+
+// bundleFile reads a file of the generated bundles/ tree.
+func bundleFile(t *testing.T, path ...string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(append([]string{controlplane.RepoRoot(), "bundles"}, path...)...))
+	require.NoError(t, err, "run make manifests to generate the bundle and the catalog")
+	return data
+}
+
+// release is the VERSION file: "v0.1.0".
+func release(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "VERSION"))
+	require.NoError(t, err)
+	return strings.TrimSpace(string(data))
+}
+
+// servedCSV creates Tollgate's CSV on the API server that serves the upstream OLM CRDs and
+// reads it back, so every field checked below survived the upstream schema's pruning.
+func servedCSV(t *testing.T) *unstructured.Unstructured {
+	t.Helper()
+	ctx := context.Background()
+	u := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal(bundleFile(t, "olm", "manifests", "tollgate.clusterserviceversion.yaml"), &u.Object))
+	u.SetNamespace(namespace(t, upstream))
+	require.NoError(t, upstream.Client.Create(ctx, u))
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(u.GroupVersionKind())
+	require.NoError(t, upstream.Client.Get(ctx, client.ObjectKeyFromObject(u), got))
+	return got
+}
 
 // Tollgate's own OLM bundle is accepted by the upstream ClusterServiceVersion schema and
 // describes what config/ deploys.
 func TestTollgatesOwnCSVIsAcceptedByTheUpstreamCRD(t *testing.T) {
 	ctx := context.Background()
-	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "bundles", "olm", "manifests", "tollgate.clusterserviceversion.yaml"))
-	require.NoError(t, err, "run make manifests to generate the bundle")
-	u := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal(data, &u.Object))
-	u.SetNamespace(namespace(t, upstream))
-	require.NoError(t, upstream.Client.Create(ctx, u))
-
+	u := servedCSV(t)
 	csv := &v1alpha1.ClusterServiceVersion{}
 	require.NoError(t, upstream.Client.Get(ctx, client.ObjectKeyFromObject(u), csv))
 	assert.Equal(t, "deployment", csv.Spec.InstallStrategy.StrategyName)
 	require.Len(t, csv.Spec.CustomResourceDefinitions.Owned, 1)
 	assert.Equal(t, "upgradegates.tollgate.dev", csv.Spec.CustomResourceDefinitions.Owned[0].Name)
-	assert.Contains(t, csv.Spec.InstallModes, v1alpha1.InstallMode{Type: "AllNamespaces", Supported: true})
+	// Tollgate gates Subscriptions in every namespace: AllNamespaces, and nothing narrower.
+	assert.ElementsMatch(t, []v1alpha1.InstallMode{
+		{Type: "OwnNamespace", Supported: false},
+		{Type: "SingleNamespace", Supported: false},
+		{Type: "MultiNamespace", Supported: false},
+		{Type: "AllNamespaces", Supported: true},
+	}, csv.Spec.InstallModes)
 	var spec struct {
 		Deployments []struct {
-			Name string `json:"name"`
+			Name string                `json:"name"`
+			Spec appsv1.DeploymentSpec `json:"spec"`
 		} `json:"deployments"`
 		ClusterPermissions []struct {
 			ServiceAccountName string `json:"serviceAccountName"`
@@ -46,4 +84,173 @@ func TestTollgatesOwnCSVIsAcceptedByTheUpstreamCRD(t *testing.T) {
 	assert.Equal(t, "tollgate-manager", spec.Deployments[0].Name)
 	require.Len(t, spec.ClusterPermissions, 1)
 	assert.Equal(t, "tollgate-manager", spec.ClusterPermissions[0].ServiceAccountName)
+
+	// Under OLM the policy namespace is the install namespace: the manager takes it from
+	// POD_NAMESPACE, which the downward API sets, and no flag overrides it.
+	containers := spec.Deployments[0].Spec.Template.Spec.Containers
+	require.Len(t, containers, 1)
+	assert.Contains(t, containers[0].Env, corev1.EnvVar{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"},
+	}})
+	for _, arg := range containers[0].Args {
+		assert.NotContains(t, arg, "--policy-namespace", "the install namespace must be the policy namespace")
+	}
+	assert.Equal(t, u.GetAnnotations()["containerImage"], containers[0].Image)
+}
+
+// The CSV carries what catalogs and consoles read: the image, pinned to the release, listed
+// in relatedImages, the namespace to suggest, and examples.
+func TestTollgatesOwnCSVNamesItsImageAndNamespace(t *testing.T) {
+	u := servedCSV(t)
+	image := u.GetAnnotations()["containerImage"]
+	assert.Equal(t, "ghcr.io/tollgate-dev/tollgate:"+release(t), image)
+	assert.Equal(t, "tollgate-system", u.GetAnnotations()["operatorframework.io/suggested-namespace"])
+	related, found, err := unstructured.NestedSlice(u.Object, "spec", "relatedImages")
+	require.NoError(t, err)
+	require.True(t, found, "spec.relatedImages")
+	assert.Contains(t, related, map[string]any{"name": "tollgate", "image": image})
+	version, _, _ := unstructured.NestedString(u.Object, "spec", "version")
+	assert.Equal(t, strings.TrimPrefix(release(t), "v"), version)
+}
+
+// Every alm-examples entry is an UpgradeGate the API server accepts, and they are the
+// samples of config/samples.
+func TestTollgatesOwnALMExamplesAreValidUpgradeGates(t *testing.T) {
+	ctx := context.Background()
+	u := servedCSV(t)
+	var examples []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(u.GetAnnotations()["alm-examples"]), &examples), "alm-examples is a JSON array")
+	require.NotEmpty(t, examples)
+
+	var sample tollgatev1alpha1.UpgradeGate
+	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "samples", "upgradegate.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, yaml.Unmarshal(data, &sample))
+
+	ns := namespace(t, ours)
+	for _, example := range examples {
+		obj := &unstructured.Unstructured{Object: example}
+		assert.Equal(t, "tollgate.dev/v1alpha1", obj.GetAPIVersion())
+		assert.Equal(t, "UpgradeGate", obj.GetKind())
+		assert.Empty(t, obj.GetNamespace(), "a console creates examples in the namespace at hand")
+		obj.SetNamespace(ns)
+		require.NoError(t, ours.Client.Create(ctx, obj), "the API server accepts the example")
+
+		gate := &tollgatev1alpha1.UpgradeGate{}
+		require.NoError(t, ours.Client.Get(ctx, client.ObjectKeyFromObject(obj), gate))
+		assert.Equal(t, sample.Name, gate.Name)
+		assert.Equal(t, sample.Spec, gate.Spec)
+	}
+}
+
+// The file-based catalog holds the package, its channel and the bundle, and agrees with the
+// CSV and the VERSION file.
+func TestTollgatesOwnCatalogHoldsTheBundle(t *testing.T) {
+	objs, err := controlplane.DecodeYAML(bundleFile(t, "catalog", "tollgate", "catalog.yaml"))
+	require.NoError(t, err)
+	bySchema := map[string][]map[string]any{}
+	for _, o := range objs {
+		schema, _ := o.Object["schema"].(string)
+		bySchema[schema] = append(bySchema[schema], o.Object)
+	}
+	require.Len(t, bySchema, 3, "olm.package, olm.channel and olm.bundle, nothing else")
+	require.Len(t, bySchema["olm.package"], 1)
+	require.Len(t, bySchema["olm.channel"], 1)
+	require.Len(t, bySchema["olm.bundle"], 1)
+
+	var csv struct {
+		Metadata struct {
+			Name        string            `json:"name"`
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+		Spec struct {
+			Version                   string `json:"version"`
+			CustomResourceDefinitions struct {
+				Owned []struct{ Name, Version, Kind string } `json:"owned"`
+			} `json:"customresourcedefinitions"`
+		} `json:"spec"`
+	}
+	require.NoError(t, yaml.Unmarshal(bundleFile(t, "olm", "manifests", "tollgate.clusterserviceversion.yaml"), &csv))
+	var meta struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	require.NoError(t, yaml.Unmarshal(bundleFile(t, "olm", "metadata", "annotations.yaml"), &meta))
+
+	pkg, ch := bySchema["olm.package"][0], bySchema["olm.channel"][0]
+	assert.Equal(t, meta.Annotations["operators.operatorframework.io.bundle.package.v1"], pkg["name"])
+	assert.Equal(t, meta.Annotations["operators.operatorframework.io.bundle.channel.default.v1"], pkg["defaultChannel"])
+	assert.Equal(t, pkg["defaultChannel"], ch["name"])
+	assert.Equal(t, pkg["name"], ch["package"])
+	assert.Equal(t, []any{map[string]any{"name": csv.Metadata.Name}}, ch["entries"])
+
+	var bundle struct {
+		Name       string `json:"name"`
+		Package    string `json:"package"`
+		Image      string `json:"image"`
+		Properties []struct {
+			Type  string          `json:"type"`
+			Value json.RawMessage `json:"value"`
+		} `json:"properties"`
+		RelatedImages []struct{ Name, Image string } `json:"relatedImages"`
+	}
+	raw, err := json.Marshal(bySchema["olm.bundle"][0])
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &bundle))
+	assert.Equal(t, csv.Metadata.Name, bundle.Name)
+	assert.Equal(t, pkg["name"], bundle.Package)
+	assert.Equal(t, "ghcr.io/tollgate-dev/tollgate-bundle:"+release(t), bundle.Image)
+	assert.Contains(t, bundle.RelatedImages, struct{ Name, Image string }{"tollgate", csv.Metadata.Annotations["containerImage"]})
+
+	props := map[string][]string{}
+	for _, p := range bundle.Properties {
+		props[p.Type] = append(props[p.Type], string(p.Value))
+	}
+	require.Len(t, props["olm.package"], 1)
+	assert.JSONEq(t, `{"packageName":"tollgate","version":"`+strings.TrimPrefix(release(t), "v")+`"}`, props["olm.package"][0])
+	assert.Equal(t, strings.TrimPrefix(release(t), "v"), csv.Spec.Version)
+	require.Len(t, csv.Spec.CustomResourceDefinitions.Owned, 1)
+	owned := csv.Spec.CustomResourceDefinitions.Owned[0]
+	require.Len(t, props["olm.gvk"], 1)
+	assert.JSONEq(t, `{"group":"`+strings.TrimPrefix(owned.Name, "upgradegates.")+`","version":"`+owned.Version+`","kind":"`+owned.Kind+`"}`, props["olm.gvk"][0])
+}
+
+// dockerfile reads the instructions of a Dockerfile: LABELs as a map, the other lines as
+// they are.
+func dockerfile(t *testing.T, data []byte) (labels map[string]string, lines []string) {
+	t.Helper()
+	labels = map[string]string{}
+	label := regexp.MustCompile(`^LABEL ([^=\s]+)=(\S+)$`)
+	for _, line := range strings.Split(string(data), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if m := label.FindStringSubmatch(line); m != nil {
+			labels[m[1]] = m[2]
+			continue
+		}
+		lines = append(lines, line)
+	}
+	return labels, lines
+}
+
+// The bundle image's labels are its metadata/annotations.yaml, and it copies the folders
+// they name; the catalog image serves bundles/catalog.
+func TestTollgatesOwnDockerfilesMatchTheirContent(t *testing.T) {
+	var meta struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	require.NoError(t, yaml.Unmarshal(bundleFile(t, "olm", "metadata", "annotations.yaml"), &meta))
+	labels, lines := dockerfile(t, bundleFile(t, "olm", "bundle.Dockerfile"))
+	assert.Equal(t, meta.Annotations, labels)
+	assert.Equal(t, []string{"FROM scratch", "COPY manifests /manifests/", "COPY metadata /metadata/"}, lines)
+	for _, dir := range []string{labels["operators.operatorframework.io.bundle.manifests.v1"], labels["operators.operatorframework.io.bundle.metadata.v1"]} {
+		assert.DirExists(t, filepath.Join(controlplane.RepoRoot(), "bundles", "olm", dir))
+	}
+
+	labels, lines = dockerfile(t, bundleFile(t, "catalog.Dockerfile"))
+	assert.Equal(t, map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"}, labels)
+	assert.Equal(t, "FROM quay.io/operator-framework/opm:latest", lines[0])
+	assert.Contains(t, lines, "ADD catalog /configs")
+	assert.Contains(t, lines, `ENTRYPOINT ["/bin/opm"]`)
+	assert.Contains(t, lines, `CMD ["serve", "/configs", "--cache-dir=/tmp/cache"]`)
 }
