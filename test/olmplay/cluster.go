@@ -37,9 +37,16 @@ type Cluster struct {
 // targeting it and a READY catalog named "catalog". Everything is written through c.
 func NewCluster(t *testing.T, c client.Client, prefix string) *Cluster {
 	t.Helper()
+	return NewNamedCluster(t, c, prefix+rand.String(6))
+}
+
+// NewNamedCluster is NewCluster in the namespace ns, for a test whose policy matches a
+// namespace by name.
+func NewNamedCluster(t *testing.T, c client.Client, ns string) *Cluster {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	k := &Cluster{T: t, Ctx: ctx, Client: c, NS: prefix + rand.String(6)}
+	k := &Cluster{T: t, Ctx: ctx, Client: c, NS: ns}
 	k.Create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.NS}})
 	og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: k.NS, Name: "og"}, Spec: operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{k.NS}}}
 	k.Create(og)
