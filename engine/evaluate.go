@@ -64,6 +64,7 @@ func (e *Engine) evaluate(ctx context.Context, input map[string]any, opts ...reg
 		r.Warnings = append(r.Warnings, be.Error())
 	}
 	r.Revision = e.revision
+	recheck, warning := recheckAt(w.RecheckAt, input["now"])
 	// A built-in error makes its expression undefined, which may have dropped a denial: an
 	// approval must come from an evaluation without any.
 	if r.Decision.Allowed && len(r.Warnings) > 0 {
@@ -73,7 +74,13 @@ func (e *Engine) evaluate(ctx context.Context, input map[string]any, opts ...reg
 		}
 		fallback := policyError(e.revision, fmt.Errorf("%w: a built-in function failed, so a denial may be missing: %s%s", ErrEvaluation, r.Warnings[0], more))
 		fallback.Warnings = r.Warnings
-		return fallback
+		r = fallback
+	}
+	// After the check above: recheckAt only says when to look again, so a malformed one never
+	// changes the decision.
+	r.RecheckAt = recheck
+	if warning != "" {
+		r.Warnings = append(r.Warnings, warning)
 	}
 	return r
 }

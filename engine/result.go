@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 	"unicode/utf8"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -98,9 +99,17 @@ type Result struct {
 	Decision          Decision                         `json:"decision"`
 	// Revision is the policy revision that produced the result.
 	Revision string `json:"revision"`
+	// RecheckAt is the earliest instant, strictly after the evaluation's input.now, at which
+	// time alone could change this result (an override's expiry, a maintenance window's edge,
+	// a freeze's start or end, a soak time's end: result.recheckAt); zero when nothing in it
+	// depends on time, or when the policy's recheckAt is unusable (a Warning says why). The
+	// controller evaluates the gate again at RecheckAt rather than periodically; it keeps a long
+	// safety-net resync for a zero RecheckAt and for what a policy fails to report.
+	RecheckAt time.Time `json:"recheckAt,omitzero"`
 	// Warnings are built-in function errors (e.g. a malformed timestamp) that made an
 	// expression undefined. The decision stands when it denies; an allowed decision with
-	// warnings becomes the PolicyError fallback, since a denial may have been lost.
+	// warnings becomes the PolicyError fallback, since a denial may have been lost. An unusable
+	// recheckAt adds a warning too, after that check: it never changes the decision.
 	Warnings []string `json:"warnings,omitempty"`
 	// Err is non-nil when the result is the PolicyError fallback; errors.Is it against the
 	// sentinels (ErrDeadline, ErrUndefined, ErrResultShape, ErrEvaluation, ErrInput).
@@ -114,7 +123,10 @@ type Result struct {
 // share a code.
 type wireResult struct {
 	Result
-	Decision struct {
+	// RecheckAt is result.recheckAt as the policy wrote it, checked by recheckAt: a malformed
+	// one must not fail the whole decoding.
+	RecheckAt any `json:"recheckAt"`
+	Decision  struct {
 		Allowed bool         `json:"allowed"`
 		Denials []wireDenial `json:"denials"`
 	} `json:"decision"`
@@ -183,6 +195,33 @@ func decodeResult(v any) (*wireResult, error) {
 		}
 	}
 	return &w, nil
+}
+
+// recheckAt reads result.recheckAt (v) for an evaluation at now (input.now): an RFC 3339 time
+// strictly after now, in UTC. Null or absent is zero (nothing depends on time). Anything else is
+// zero and a warning: not a string or not RFC 3339 (the engine cannot guess when to look again;
+// guessing a short interval would make one broken policy re-evaluate every gate periodically,
+// the load recheckAt exists to avoid), or not after now (the embedded tollgate.main never
+// reports one; clamping it to now would requeue at once, and again on every evaluation that
+// reports it). The controller's safety-net resync then bounds how stale the result can get.
+func recheckAt(v any, now any) (time.Time, string) {
+	if v == nil {
+		return time.Time{}, ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, fmt.Sprintf("result.recheckAt is %s, want an RFC 3339 time or null: ignored, the gate is evaluated again at the next resync", typeName(v))
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Sprintf("result.recheckAt %q is not an RFC 3339 time: ignored, the gate is evaluated again at the next resync", s)
+	}
+	if nowText, ok := now.(string); ok {
+		if n, err := time.Parse(time.RFC3339Nano, nowText); err == nil && !t.After(n) {
+			return time.Time{}, fmt.Sprintf("result.recheckAt %s is not after input.now %s: ignored, the gate is evaluated again at the next resync", s, nowText)
+		}
+	}
+	return t.UTC(), ""
 }
 
 func typeName(v any) string {

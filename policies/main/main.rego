@@ -5,7 +5,9 @@
 #   package data.tollgate.<name> and data.tollgate.packs.<name> that defines `deny`, so policy
 #   packs add denials without editing this file; UpgradeGate overrides and
 #   data.tollgate.config.disabledCodes are applied here, and each denial's facts and remedies
-#   are checked and completed here (the override remedy, the waiver fact).
+#   are checked and completed here (the override remedy, the waiver fact). recheckAt, the
+#   earliest instant after input.now at which time alone could change the result, is the
+#   minimum of every package's `recheck_at` set, collected the same way.
 package tollgate.main
 
 import data.tollgate.catalogsource
@@ -28,6 +30,7 @@ result := {
 	"catalogStatus": subscription.catalog_status,
 	"catalogValidation": catalogsource.validation,
 	"decision": decision,
+	"recheckAt": recheck_at_text,
 } if {
 	is_object(input)
 	count(_input_keys - object.keys(input)) == 0
@@ -335,3 +338,58 @@ upgrade_blocked := {
 _mode_effect := "Tollgate reports the decision but never approves" if {
 	_mode == "Audit"
 } else := "Tollgate approves the waiting InstallPlan"
+
+# ----------------------------------------------------------------------------------------------
+# Time. recheckAt is the earliest instant strictly after input.now at which the result could
+# change with time alone (an override's expiry, a window's edge, a freeze's start or end, a soak
+# time's end), as an RFC 3339 UTC string, or null when nothing in the result depends on time:
+# the controller evaluates the gate again then, instead of re-evaluating everything
+# periodically. Every package reports its own instants in a set `recheck_at`, collected at the
+# same fixed depths as `deny` (data.tollgate.<name>.recheck_at, which includes this package's,
+# and data.tollgate.packs.<name>.recheck_at). An element is Unix nanoseconds (a number, as
+# time.parse_rfc3339_ns returns) or an RFC 3339 string; anything else, and any instant not after
+# input.now, is ignored. Reporting an instant too many only costs one evaluation that changes
+# nothing; missing one leaves the result stale until the controller's safety-net resync.
+
+default recheck_at_text := null
+
+recheck_at_text := time.format(min(_rechecks)) if count(_rechecks) > 0
+
+_rechecks contains ns if {
+	some name
+	some t in data.tollgate[name].recheck_at
+	ns := _future_ns(t)
+}
+
+_rechecks contains ns if {
+	some name
+	some t in data.tollgate.packs[name].recheck_at
+	ns := _future_ns(t)
+}
+
+# _future_ns is an instant in Unix nanoseconds after input.now and before 2262 (what
+# time.format can write), or undefined: a garbled element never raises a built-in error.
+_future_ns(t) := ns if {
+	is_number(t)
+	ns := ceil(t)
+	_future(ns)
+} else := ns if {
+	lib.rfc3339(t)
+	ns := lib.time_ns(t)
+	_future(ns)
+}
+
+_future(ns) if {
+	ns > _now
+	ns < 9223372036000000000
+}
+
+# This package's own instants: the expiry of each override that waives a denial now (an
+# override that waives nothing changes nothing when it expires, and an expired one is already
+# in the result).
+recheck_at contains lib.time_ns(o.expires) if {
+	some d in denials
+	d.overridden
+	o := _override(d.code)
+	o.expires
+}

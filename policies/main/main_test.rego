@@ -4,7 +4,14 @@ import data.tollgate.fixtures_test as f
 import data.tollgate.main
 
 _result(doc) := r if {
-	r := main.result with input as doc
+	r := main.result with input as doc with data.tollgate.packs as _packs(doc)
+}
+
+# _packs are the policy packs main's tests see: only the test-only fixture pack. Loaded with the
+# shipped packs (`opa test policies bundles/packs/*`), main's tests stay hermetic: the packs'
+# defaults (a soak time, a hold on major versions) would deny, and report times, for f.base.
+_packs(doc) := {"fixture_test": {"deny": deny}} if {
+	deny := data.tollgate.packs.fixture_test.deny with input as doc
 }
 
 _blocked(r) := f.condition(r.conditions, "UpgradeBlocked")
@@ -24,13 +31,13 @@ _default_remedy := {"text": "the condition this rule checks must stop holding (s
 
 # _custom is the result for base with one denial d from an admin's package tollgate.custom.
 _custom(d) := r.decision.denials[0] if {
-	r := main.result with input as f.base with data.tollgate.custom.deny as {d}
+	r := main.result with input as f.base with data.tollgate.custom.deny as {d} with data.tollgate.packs as {}
 }
 
 # --- shape
 
 test_result_has_exactly_the_contract_keys if {
-	object.keys(_result(f.base)) == {"conditions", "health", "state", "upToDate", "catalogStatus", "catalogValidation", "decision"}
+	object.keys(_result(f.base)) == {"conditions", "health", "state", "upToDate", "catalogStatus", "catalogValidation", "decision", "recheckAt"}
 	object.keys(_result(f.base).decision) == {"allowed", "denials"}
 }
 
@@ -144,13 +151,13 @@ test_overrides_need_a_gate if {
 # --- disabled codes
 
 test_disabled_codes_are_dropped if {
-	r := main.result with input as _not_upgradeable with data.tollgate.config.disabledCodes as ["OperatorNotUpgradeable"]
+	r := main.result with input as _not_upgradeable with data.tollgate.config.disabledCodes as ["OperatorNotUpgradeable"] with data.tollgate.packs as {}
 	r.decision == {"allowed": true, "denials": []}
 }
 
 test_policy_error_cannot_be_disabled_or_overridden if {
 	doc := _with_overrides(object.union(f.base, {"apiVersion": "tollgate.dev/input/v0"}), [{"code": "PolicyError", "reason": "nope"}])
-	r := main.result with input as doc with data.tollgate.config.disabledCodes as ["PolicyError"]
+	r := main.result with input as doc with data.tollgate.config.disabledCodes as ["PolicyError"] with data.tollgate.packs as {}
 	r.decision.allowed == false
 	r.decision.denials[0].code == "PolicyError"
 	r.decision.denials[0].overridden == false
@@ -179,7 +186,7 @@ test_a_pack_under_packs_adds_denials if {
 }
 
 test_a_denial_without_a_title_is_kept_without_one if {
-	r := main.result with input as f.base with data.tollgate.custom.deny as {{"code": "Custom", "message": "m", "title": 7}}
+	r := main.result with input as f.base with data.tollgate.custom.deny as {{"code": "Custom", "message": "m", "title": 7}} with data.tollgate.packs as {}
 	r.decision.denials == [{"code": "Custom", "message": "m", "overridden": false, "package": "tollgate.custom", "facts": [], "lift": [_default_remedy, _waiver("Custom")]}]
 }
 
@@ -208,7 +215,7 @@ test_an_empty_override_expiry_counts_as_expired if {
 }
 
 test_a_top_level_package_adds_denials if {
-	r := main.result with input as f.base with data.tollgate.custom.deny as {{"code": "Custom", "message": "m"}}
+	r := main.result with input as f.base with data.tollgate.custom.deny as {{"code": "Custom", "message": "m"}} with data.tollgate.packs as {}
 	r.decision.denials == [{"code": "Custom", "message": "m", "overridden": false, "package": "tollgate.custom", "facts": [], "lift": [_default_remedy, _waiver("Custom")]}]
 }
 
@@ -221,7 +228,7 @@ test_a_malformed_denial_is_a_policy_error if {
 }
 
 test_a_deny_that_is_not_a_set_is_a_policy_error if {
-	r := main.result with input as f.base with data.tollgate.custom.deny as "hold everything"
+	r := main.result with input as f.base with data.tollgate.custom.deny as "hold everything" with data.tollgate.packs as {}
 	r.decision.allowed == false
 	d := r.decision.denials[0]
 	d.code == "PolicyError"
@@ -231,7 +238,7 @@ test_a_deny_that_is_not_a_set_is_a_policy_error if {
 }
 
 test_a_pack_deny_that_is_not_a_set_is_a_policy_error if {
-	r := main.result with input as f.base with data.tollgate.packs.acme.deny as true
+	r := main.result with input as f.base with data.tollgate.packs as {"acme": {"deny": true}}
 	r.decision.allowed == false
 	d := r.decision.denials[0]
 	d.code == "PolicyError"
@@ -241,15 +248,15 @@ test_a_pack_deny_that_is_not_a_set_is_a_policy_error if {
 
 test_a_not_a_set_deny_cannot_be_overridden if {
 	doc := _with_overrides(f.base, [{"code": "PolicyError", "reason": "nope"}])
-	r := main.result with input as doc with data.tollgate.custom.deny as 7
+	r := main.result with input as doc with data.tollgate.custom.deny as 7 with data.tollgate.packs as {}
 	r.decision.allowed == false
 	r.decision.denials[0].overridden == false
 }
 
 test_a_deny_given_as_an_array_or_object_is_still_collected if {
-	a := main.result with input as f.base with data.tollgate.custom.deny as [{"code": "Custom", "message": "m"}]
+	a := main.result with input as f.base with data.tollgate.custom.deny as [{"code": "Custom", "message": "m"}] with data.tollgate.packs as {}
 	a.decision.denials[0].code == "Custom"
-	o := main.result with input as f.base with data.tollgate.custom.deny as {"x": {"code": "Custom", "message": "m"}}
+	o := main.result with input as f.base with data.tollgate.custom.deny as {"x": {"code": "Custom", "message": "m"}} with data.tollgate.packs as {}
 	o.decision.denials[0].code == "Custom"
 }
 
@@ -444,7 +451,7 @@ test_a_malformed_denial_is_a_policy_error_that_says_how_to_fix_it if {
 
 test_a_policy_error_from_a_pack_is_not_overridable_either if {
 	doc := _with_overrides(f.base, [{"code": "PolicyError", "reason": "nope"}])
-	r := main.result with input as doc with data.tollgate.custom.deny as {{"code": "PolicyError", "message": "m"}}
+	r := main.result with input as doc with data.tollgate.custom.deny as {{"code": "PolicyError", "message": "m"}} with data.tollgate.packs as {}
 	d := r.decision.denials[0]
 	d.overridden == false
 	d.lift == [_default_remedy]
@@ -471,7 +478,77 @@ test_install_plan_includes_blocked_operator_offers_the_peers_subscription_not_an
 }
 
 test_upgrade_blocked_when_a_policy_denies_without_a_denial if {
-	b := _blocked(main.result) with input as f.base with main.allowed as false
+	b := _blocked(main.result) with input as f.base with main.allowed as false with data.tollgate.packs as {}
 	b.status == "True"
 	b.reason == "PolicyDenied"
+}
+
+# --- recheckAt: the next instant at which time alone could change the result
+
+_ns(t) := time.parse_rfc3339_ns(t)
+
+# _rechecking is the result for f.base with an admin's package reporting instants ts.
+_rechecking(ts) := r if {
+	r := main.result with input as f.base with data.tollgate.custom.recheck_at as ts with data.tollgate.packs as {}
+}
+
+test_recheck_at_is_null_when_nothing_depends_on_time if {
+	_result(f.base).recheckAt == null
+	_result(_not_upgradeable).recheckAt == null
+}
+
+test_recheck_at_is_the_expiry_of_an_override_that_waives_a_denial if {
+	r := _result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": "2026-11-23T00:00:00Z"}]))
+	r.decision.allowed == true
+	r.recheckAt == "2026-11-23T00:00:00Z"
+}
+
+test_recheck_at_is_written_in_utc if {
+	r := _result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": "2026-11-23T02:30:00.5+02:00"}]))
+	r.recheckAt == "2026-11-23T00:30:00.5Z"
+}
+
+test_an_override_without_expiry_or_expired_or_of_nothing_sets_no_recheck_at if {
+	_result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok"}])).recheckAt == null
+	_result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": "2026-11-22T09:00:00Z"}])).recheckAt == null
+	_result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": f.now}])).recheckAt == null
+	_result(_with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": "tomorrow"}])).recheckAt == null
+	_result(_with_overrides(f.base, [{"code": "OperatorDegraded", "reason": "ok", "expires": "2026-11-23T00:00:00Z"}])).recheckAt == null
+}
+
+test_an_override_of_a_code_that_cannot_be_overridden_sets_no_recheck_at if {
+	doc := _with_overrides(object.union(f.base, {"apiVersion": "tollgate.dev/input/v0"}), [{"code": "PolicyError", "reason": "nope", "expires": "2026-11-23T00:00:00Z"}])
+	_result(doc).recheckAt == null
+}
+
+test_any_package_reports_instants_and_the_earliest_future_one_wins if {
+	_rechecking({_ns("2026-11-22T12:00:00Z"), "2026-11-22T11:00:00+00:00", _ns("2026-11-24T00:00:00Z")}).recheckAt == "2026-11-22T11:00:00Z"
+	_rechecking([_ns("2026-11-22T12:00:00Z")]).recheckAt == "2026-11-22T12:00:00Z"
+	_rechecking({"a": "2026-11-22T12:00:00Z"}).recheckAt == "2026-11-22T12:00:00Z"
+}
+
+test_a_pack_reports_instants_too if {
+	r := main.result with input as f.base with data.tollgate.packs as {"acme": {"recheck_at": {_ns("2026-11-22T13:00:00Z")}}}
+	r.recheckAt == "2026-11-22T13:00:00Z"
+}
+
+test_the_earliest_of_an_override_expiry_and_a_package_instant_wins if {
+	doc := _with_overrides(_not_upgradeable, [{"code": "OperatorNotUpgradeable", "reason": "ok", "expires": "2026-11-23T00:00:00Z"}])
+	early := main.result with input as doc with data.tollgate.custom.recheck_at as {"2026-11-22T18:00:00Z"} with data.tollgate.packs as {}
+	early.recheckAt == "2026-11-22T18:00:00Z"
+	late := main.result with input as doc with data.tollgate.custom.recheck_at as {"2026-11-24T00:00:00Z"} with data.tollgate.packs as {}
+	late.recheckAt == "2026-11-23T00:00:00Z"
+}
+
+test_instants_not_after_now_and_garbled_ones_are_ignored if {
+	_rechecking({
+		_ns("2026-11-22T09:00:00Z"), _ns(f.now), f.now, "2026-11-22T09:00:00Z",
+		"tomorrow", "", true, null, {}, [], 1e30, "2262-01-01T00:00:00Z", "2300-01-01T00:00:00Z",
+	}).recheckAt == null
+	_rechecking("2026-11-23T00:00:00Z").recheckAt == null
+	_rechecking(7).recheckAt == null
+}
+
+test_a_fractional_instant_is_rounded_up if {
+	_rechecking({_ns("2026-11-22T12:00:00Z") - 0.5}).recheckAt == "2026-11-22T12:00:00Z"
 }

@@ -204,3 +204,18 @@ _subject := sprintf("the upgrade to %s", [_current_name]) if _installed_name
 _subject := sprintf("the install of %s", [_current_name]) if not _installed_name
 
 _subject := "the pending install" if not _current_name
+
+# --- recheckAt -------------------------------------------------------------------------------
+
+# recheck_at are the instants at which this pack's decision could change with time alone, in
+# Unix nanoseconds: the start and the end of every freeze that holds this Subscription and has
+# not ended. tollgate.main reports the earliest one after input.now as recheckAt, and the
+# controller evaluates the gate again then. Nothing while the pack holds nothing (no change
+# pending) or its configuration is invalid (the denial stands until the configuration changes).
+recheck_at contains at if {
+	_applies
+	count(_config_errors) == 0
+	some p in _periods
+	some at in [p.start, p.end]
+	at > _now_ns
+}

@@ -172,3 +172,33 @@ test_a_period_list_that_is_not_a_list_is_reported_with_an_unreadable_clock if {
 	count([m | some m in msgs; contains(m, "periods is not a list")]) == 1
 	count([m | some m in msgs; contains(m, "input.now noon is not an RFC 3339 time")]) == 1
 }
+
+# --- recheckAt -------------------------------------------------------------------------------
+
+# _rechecks are the instants the pack reports for an upgrade at now, as RFC 3339 UTC times.
+_rechecks(now, periods) := {time.format(at) | some at in ats} if {
+	ats := freeze.recheck_at with input as _upgrade(now) with data.tollgate.config.packs.freeze as _cfg(periods)
+}
+
+test_recheck_before_a_freeze_is_its_start_then_its_end if {
+	_rechecks("2024-12-01T00:00:00Z", [_holidays]) == {"2024-12-20T00:00:00Z", "2025-01-05T23:00:00Z"}
+}
+
+test_recheck_during_a_freeze_is_its_end if {
+	_rechecks("2024-12-24T12:00:00Z", [_holidays]) == {"2025-01-05T23:00:00Z"}
+}
+
+test_no_recheck_after_a_freeze if {
+	_rechecks("2025-01-06T00:00:00Z", [_holidays]) == set()
+}
+
+test_recheck_names_every_freeze_to_come if {
+	later := {"start": "2025-03-01T00:00:00Z", "end": "2025-03-02T00:00:00Z"}
+	_rechecks("2024-12-24T12:00:00Z", [_holidays, later]) == {"2025-01-05T23:00:00Z", "2025-03-01T00:00:00Z", "2025-03-02T00:00:00Z"}
+}
+
+test_no_recheck_when_the_pack_holds_nothing if {
+	count(freeze.recheck_at) == 0 with input as _input("2024-12-01T00:00:00Z", "etcd.v0.9.4", "etcd.v0.9.4", []) with data.tollgate.config.packs.freeze as _cfg([_holidays])
+	count(freeze.recheck_at) == 0 with input as _upgrade("2024-12-01T00:00:00Z") with data.tollgate.config.packs.freeze as _cfg([{"start": "2024-12-20T00:00:00Z", "end": "soon"}])
+	count(freeze.recheck_at) == 0 with input as _upgrade("2024-12-01T00:00:00Z") with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"namespaces": ["other"]})])
+}

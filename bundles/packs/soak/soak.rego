@@ -359,3 +359,17 @@ _duration(ns) := sprintf("%dh%02dm", [h, m]) if {
 	h := floor(total / 60)
 	m := total % 60
 }
+
+# --- recheckAt -------------------------------------------------------------------------------
+
+# recheck_at is the instant at which this pack's decision could change with time alone, in Unix
+# nanoseconds: the end of the soak time, while it has not ended. tollgate.main reports the
+# earliest instant of every package after input.now as recheckAt, and the controller evaluates
+# the gate again then. Nothing when the soak time has ended or its start is unknown (the denial
+# stands until a timestamp or the configuration changes), or the pack holds nothing.
+recheck_at contains at if {
+	_applies
+	_soak_ns > 0
+	at := _since.at + _soak_ns
+	at > _now_ns
+}

@@ -284,3 +284,27 @@ test_package_hours_not_a_number if _config_error({"packages": {"etcd": {"hours":
 test_package_settings_not_an_object if _config_error({"packages": {"etcd": 72}}, _noon, "packages.etcd is not an object")
 
 test_unreadable_clock if _config_error({}, "noon", "input.now noon is not an RFC 3339 time")
+
+# --- recheckAt -------------------------------------------------------------------------------
+
+_rechecks(doc, config) := {time.format(at) | some at in ats} if {
+	ats := soak.recheck_at with input as doc with data.tollgate.config.packs.soak as config
+}
+
+test_recheck_is_the_end_of_the_soak_time if {
+	_rechecks(_upgrade(_noon), {}) == {"2024-06-06T00:00:00Z"}
+	_rechecks(_upgrade(_noon), {"hours": 1.5, "packages": {"etcd": {"hours": 48}}}) == {"2024-06-07T00:00:00Z"}
+}
+
+test_recheck_counts_from_the_published_time if {
+	doc := object.union(_upgrade(_noon), {"currentCSV": _csv("2024-06-05T10:00:00Z", {"createdAt": "2024-06-05 11:00:00"})})
+	_rechecks(doc, {"basis": "published"}) == {"2024-06-06T11:00:00Z"}
+}
+
+test_no_recheck_once_soaked_without_a_start_or_without_a_soak_time if {
+	_rechecks(_upgrade("2024-06-06T00:00:00Z"), {}) == set()
+	_rechecks(_input(_noon, "etcd.v0.9.2", "etcd.v0.9.4", [_plan("install-abc", "")]), {}) == set()
+	_rechecks(_upgrade(_noon), {"hours": 0}) == set()
+	_rechecks(_upgrade(_noon), {"hours": "a day"}) == set()
+	_rechecks(_input(_noon, "etcd.v0.9.4", "etcd.v0.9.4", []), {}) == set()
+}

@@ -317,3 +317,37 @@ _duration(ns) := sprintf("%dd%dh%02dm", [d, h, m]) if {
 	h := floor((total % 1440) / 60)
 	m := total % 60
 }
+
+# --- recheckAt -------------------------------------------------------------------------------
+
+# recheck_at are the instants at which this pack's decision could change with time alone, in
+# Unix nanoseconds: every opening and closing of the windows that hold this Subscription, from
+# yesterday (a window that runs past midnight) to a week ahead. tollgate.main reports the
+# earliest one after input.now as recheckAt, and the controller evaluates the gate again then.
+# Nothing while the pack holds nothing (no upgrade pending, no windows) or its configuration is
+# invalid (the denial stands until the configuration changes).
+recheck_at contains at if {
+	_applies
+	count(_config_errors) == 0
+	some w in _windows
+	some offset in numbers.range(-1, 7)
+	_weekday(w.zone, offset) in w.days
+	some edge in _edges(w)
+	approx := (_midnight(w.zone) + (offset * _ns_per_day)) + (edge * _ns_per_minute)
+	some at in {approx, _corrected(approx, edge, w.zone)}
+	at > _now_ns
+}
+
+# _edges are a window's opening and closing, in minutes after the local midnight of a day it
+# opens; one that runs past midnight closes the next day.
+_edges(w) := {w.start, w.end} if w.start < w.end
+
+else := {w.start, w.end + 1440}
+
+# _corrected moves an instant computed as local midnight plus minutes by a daylight saving
+# change in between (_midnight is exact only for today): by the difference, within half a day,
+# between the minute wanted and the local clock's minute at the instant. Both instants are
+# reported, so that an edge inside a skipped hour is still rechecked, at most an hour late.
+_corrected(at, edge, tz) := at + ((((((edge % 1440) - ((c[0] * 60) + c[1])) + 2160) % 1440) - 720) * _ns_per_minute) if {
+	c := time.clock([at, tz])
+}

@@ -245,3 +245,55 @@ test_a_clock_that_is_not_rfc_3339_is_a_config_error_only_with_windows if {
 	_config_error(_weekend, "2024-06-05 12:00:00", "input.now 2024-06-05 12:00:00 is not an RFC 3339 time")
 	_config_error(_weekend, "2024-02-30T12:00:00Z", "input.now 2024-02-30T12:00:00Z is not an RFC 3339 time")
 }
+
+# --- recheckAt -------------------------------------------------------------------------------
+
+# _next is the earliest instant the pack reports for an upgrade at now (the pack reports only
+# instants after now; tollgate.main keeps the earliest).
+_next(now, config) := time.format(min(ats)) if {
+	ats := window.recheck_at with input as _upgrade(now) with data.tollgate.config.packs.window as config
+	every at in ats {
+		at > time.parse_rfc3339_ns(now)
+	}
+}
+
+test_recheck_outside_a_window_is_its_next_opening if {
+	# Sat 02:00 in Berlin (UTC+2 in June)
+	_next(_wednesday_noon, _weekend) == "2024-06-08T00:00:00Z"
+}
+
+test_recheck_inside_a_window_is_its_closing if {
+	# Sat 06:00 in Berlin
+	_next(_saturday_3am_berlin, _weekend) == "2024-06-08T04:00:00Z"
+}
+
+test_recheck_inside_a_window_past_midnight_is_its_closing_the_next_day if {
+	# Sat 01:00 in Berlin, inside Fri 22:00-04:00: it closes Sat 04:00
+	_next("2024-06-07T23:00:00Z", {"windows": [{"days": ["Fri"], "start": "22:00", "end": "04:00", "timeZone": "Europe/Berlin"}]}) == "2024-06-08T02:00:00Z"
+}
+
+test_recheck_is_the_earliest_edge_of_several_windows if {
+	config := {"windows": [
+		{"days": ["Sat", "Sun"], "start": "02:00", "end": "06:00", "timeZone": "Europe/Berlin"},
+		{"start": "18:00", "end": "24:00", "timeZone": "UTC"},
+	]}
+	_next(_wednesday_noon, config) == "2024-06-05T18:00:00Z"
+	_next("2024-06-05T19:00:00Z", config) == "2024-06-06T00:00:00Z"
+}
+
+test_recheck_minds_a_daylight_saving_change_before_the_edge if {
+	# Berlin moves from UTC+1 to UTC+2 on Sun 2024-03-31: Sun 05:00 there is 03:00Z
+	_next("2024-03-27T12:00:00Z", {"windows": [{"days": ["Sun"], "start": "05:00", "end": "06:00", "timeZone": "Europe/Berlin"}]}) == "2024-03-31T03:00:00Z"
+
+	# and back to UTC+1 on Sun 2024-10-27: Sun 05:00 there is 04:00Z (an early recheck first,
+	# then the exact edge from a clock past the change)
+	config := {"windows": [{"days": ["Sun"], "start": "05:00", "end": "06:00", "timeZone": "Europe/Berlin"}]}
+	_next("2024-10-23T12:00:00Z", config) <= "2024-10-27T04:00:00Z"
+	_next("2024-10-27T03:00:00Z", config) == "2024-10-27T04:00:00Z"
+}
+
+test_no_recheck_when_the_pack_holds_nothing if {
+	count(window.recheck_at) == 0 with input as _input(_wednesday_noon, "etcd.v0.9.4", "etcd.v0.9.4", []) with data.tollgate.config.packs.window as _weekend
+	count(window.recheck_at) == 0 with input as _upgrade(_wednesday_noon)
+	count(window.recheck_at) == 0 with input as _upgrade(_wednesday_noon) with data.tollgate.config.packs.window as {"windows": [{"start": "25:00", "end": "06:00"}]}
+}
