@@ -22,7 +22,6 @@ import (
 const (
 	EventUpgradeBlocked      = "UpgradeBlocked"
 	EventUpgradeAllowed      = "UpgradeAllowed"
-	EventInstallPlanApproved = "InstallPlanApproved"
 	EventAutomaticApproval   = "AutomaticApproval"
 	EventApprovalTakenOver   = "ApprovalTakenOver"
 	EventPolicyResultInvalid = "PolicyResultInvalid"
@@ -30,7 +29,7 @@ const (
 
 // approve approves the pending plans whose verdict says so, and returns the name of the last
 // plan it approved, if any, also when a later plan failed. The caller has recorded the
-// decision in the gate first. The patch carries the plan's resourceVersion: a plan that
+// decision, and the plan it expects approved, in the gate first. The patch carries the plan's resourceVersion: a plan that
 // changed since it was gathered is re-evaluated on its update event, never approved blindly.
 func (r *GateReconciler) approve(ctx context.Context, dec *approval.Decision) (string, error) {
 	log := ctrl.LoggerFrom(ctx)
@@ -50,11 +49,10 @@ func (r *GateReconciler) approve(ctx context.Context, dec *approval.Decision) (s
 			}
 			return approved, fmt.Errorf("approve install plan %s/%s: %w", plan.Namespace, plan.Name, err)
 		}
+		// Recorded in the gate's status (written before), the log and the metric; no Event: an
+		// approval costs the approval and that one status write.
 		approvalsTotal.Inc()
-		log.Info("approved install plan", "installPlan", plan.Name, "csvs", plan.Spec.ClusterServiceVersionNames)
-		msg := fmt.Sprintf("Approved InstallPlan %s (%v): every operator it installs is allowed by policy revision %s.", plan.Name, plan.Spec.ClusterServiceVersionNames, dec.Result.Revision)
-		r.Recorder.Event(plan, corev1.EventTypeNormal, EventInstallPlanApproved, msg)
-		r.Recorder.Event(dec.Subscription, corev1.EventTypeNormal, EventInstallPlanApproved, msg)
+		log.Info("approved install plan", "installPlan", plan.Name, "csvs", plan.Spec.ClusterServiceVersionNames, "policyRevision", dec.Result.Revision)
 		approved = plan.Name
 	}
 	return approved, nil

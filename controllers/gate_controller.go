@@ -1,10 +1,10 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,19 +48,21 @@ type GateReconciler struct {
 	// Reevaluate is how often a gate is re-evaluated without a change (time-based policies
 	// such as maintenance windows and expiring overrides); zero means never.
 	Reevaluate time.Duration
+	// Workers is how many Subscriptions are reconciled at once; zero means one.
+	Workers int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
 	operands *operandWatches
-	// approvals remembers a plan approved by a reconcile whose record of it did not land, so
-	// the next status write records it.
-	approvals sync.Map // types.NamespacedName → plan name
+	reader   client.Reader // the cache, minus the kinds the API server does not serve
 }
 
 // Reconcile is fetch → decide → record → approve for the Subscription req names. The
-// decision is written into the gate's status before any plan is approved: a gate whose status
-// cannot be written (the API server refuses it, a conflict, no permission) approves nothing,
-// so every approval has a recorded decision behind it.
+// decision, and the plan about to be approved, are written into the gate's status before any
+// plan is approved: a gate whose status cannot be written (the API server refuses it, a
+// conflict, no permission) approves nothing, so every approval has a recorded decision behind
+// it, and an approval costs one status write and the approval itself. An approval that then
+// fails has its record corrected at once.
 func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if !r.Policies.Loaded() { // the admin's policy is not loaded yet: decide nothing
 		return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -70,29 +72,69 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, r.count("gate", err)
 	}
 	// Reads the cache only; the evaluation is pure, its errors a PolicyError denial.
-	dec, err := r.decider().Decide(ctx, req.NamespacedName)
+	dec, err := r.decider(r.reader).Decide(ctx, req.NamespacedName)
 	if dec == nil || err != nil {
 		return ctrl.Result{}, r.count("gather", wrap(err, "decide %s", req.NamespacedName))
 	}
-	if err := r.operands.watch(ctx, req.NamespacedName, dec.OperandGVKs); err != nil {
+	if err := r.operands.watch(ctx, req.NamespacedName, dec.OperandGVKs, dec.OperandNamespaces); err != nil {
 		return ctrl.Result{}, r.count("gather", err)
 	}
 	extra, err := r.holdAutomatic(ctx, dec.Subscription)
 	if err != nil {
 		return ctrl.Result{}, r.count("approve", err)
 	}
-	if err := r.writeStatus(ctx, gate, dec, extra); err != nil {
+	approving, after, err := r.afterApproval(ctx, dec)
+	if err != nil {
+		return ctrl.Result{}, r.count("gather", err)
+	}
+	if err := r.writeStatus(ctx, gate, after, extra, approving); err != nil {
 		return ctrl.Result{}, r.count("status", err)
 	}
 	approved, err := r.approve(ctx, dec)
-	if err != nil { // record what was approved before the failure all the same
-		return ctrl.Result{}, r.count("approve", errors.Join(err, r.recordApproval(ctx, gate, approved)))
+	if approved != approving { // the record names a plan that was not approved: correct it
+		err = errors.Join(err, r.writeStatus(ctx, gate, dec, extra, approved))
 	}
-	return ctrl.Result{RequeueAfter: r.Reevaluate}, r.count("status", r.recordApproval(ctx, gate, approved))
+	return ctrl.Result{RequeueAfter: r.requeueAfter(dec)}, r.count("approve", err)
 }
 
-func (r *GateReconciler) decider() *approval.Decider {
-	return &approval.Decider{Reader: r.Client, Policies: r.Policies, Input: r.Input, Now: r.Now}
+// afterApproval names the last plan dec lets Tollgate approve, if any, and returns the
+// decision as it will stand once the approvals land: what the status records.
+func (r *GateReconciler) afterApproval(ctx context.Context, dec *approval.Decision) (string, *approval.Decision, error) {
+	view := approvedView{Reader: r.reader, plans: map[client.ObjectKey]bool{}}
+	name := ""
+	for i, v := range dec.Plans {
+		if v.Approvable {
+			name = dec.PendingInstallPlans[i].Name
+			view.plans[client.ObjectKeyFromObject(&dec.PendingInstallPlans[i])] = true
+		}
+	}
+	if name == "" {
+		return "", dec, nil
+	}
+	after, err := r.decider(view).Decide(ctx, client.ObjectKeyFromObject(dec.Subscription))
+	if after == nil || err != nil {
+		return "", nil, wrap(cmp.Or(err, errors.New("the Subscription is gone")), "decide %s/%s", dec.Subscription.Namespace, dec.Subscription.Name)
+	}
+	return name, after, nil
+}
+
+// requeueAfter is when the gate is evaluated again without any change: when time alone
+// changes its decision (recheckAt, an instant of the policies' clock, input.now, which counts
+// whole seconds: one second more so the next evaluation is past it), or else after the
+// safety-net period.
+func (r *GateReconciler) requeueAfter(dec *approval.Decision) time.Duration {
+	next := r.Reevaluate
+	if at := dec.Result.RecheckAt; !at.IsZero() {
+		wait := at.Sub(r.now()) + time.Second
+		if next == 0 || wait < next {
+			next = max(wait, time.Second)
+		}
+	}
+	return next
+}
+
+func (r *GateReconciler) decider(reader client.Reader) *approval.Decider {
+	return &approval.Decider{Reader: reader, Policies: r.Policies, Input: r.Input, Now: r.Now}
 }
 
 func (r *GateReconciler) now() time.Time {
@@ -113,7 +155,6 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 		}
 		blockedSubscriptions.DeleteLabelValues(key.Namespace, key.Name)
 		r.operands.forget(key)
-		r.approvals.Delete(key)
 		gate := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 		return nil, client.IgnoreNotFound(r.Delete(ctx, gate))
 	}
@@ -134,21 +175,18 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 }
 
 // writeStatus writes the gate's status only when it changed, and reports a changed
-// decision as an Event on the Subscription and its pending plans. It also records a plan
-// approved earlier whose record did not land (recordApproval).
-func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition) error {
+// decision as an Event on the Subscription and its pending plans. approving names the plan
+// about to be approved, if any.
+func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition, approving string) error {
 	key := client.ObjectKeyFromObject(gate)
-	approved := ""
-	if pending, ok := r.approvals.Load(key); ok {
-		approved = pending.(string)
-	}
 	next, problems := gatestatus.Next(gate.Status, gatestatus.Observation{
 		Generation:   gate.Generation,
 		Subscription: dec.Subscription,
 		Result:       dec.Result,
 		Digest:       func() string { return engine.Digest(dec.Doc) },
 		Extra:        extra,
-		Approved:     approved,
+		Approved:     approving,
+		Unapproved:   unapproved(dec.PendingInstallPlans),
 		Now:          metav1.NewTime(r.now().Truncate(time.Second)),
 	})
 	blocked := 1.0
@@ -157,7 +195,6 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	}
 	blockedSubscriptions.WithLabelValues(key.Namespace, key.Name).Set(blocked)
 	if equality.Semantic.DeepEqual(gate.Status, next) {
-		r.approvals.Delete(key)
 		return nil
 	}
 	// A full update with the gate's resourceVersion: a gate changed meanwhile (an admin
@@ -167,7 +204,6 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	if err := r.Status().Update(ctx, gate); err != nil {
 		return fmt.Errorf("write status of gate %s: %w", key, err)
 	}
-	r.approvals.Delete(key)
 	// Reported once the status is written, so a retried write does not report twice.
 	r.reportProblems(ctx, gate, problems)
 	if gatestatus.DecisionChanged(old, next.Decision) {
@@ -181,20 +217,15 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	return nil
 }
 
-// recordApproval records in the gate's status the plan approve approved, if any: a second
-// write, only when something was approved (the decision behind it is already written). When
-// it fails, the plan is remembered and the next status write records it.
-func (r *GateReconciler) recordApproval(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, approved string) error {
-	if approved == "" || gate.Status.Decision.LastApprovedInstallPlan == approved {
-		return nil
+// unapproved names the pending plans not approved yet.
+func unapproved(plans []v1alpha1.InstallPlan) []string {
+	var names []string
+	for i := range plans {
+		if !plans[i].Spec.Approved {
+			names = append(names, plans[i].Name)
+		}
 	}
-	gate.Status.Decision.LastApprovedInstallPlan = approved
-	if err := r.Status().Update(ctx, gate); err != nil {
-		key := client.ObjectKeyFromObject(gate)
-		r.approvals.Store(key, approved)
-		return fmt.Errorf("record approval of install plan %s in gate %s: %w", approved, key, err)
-	}
-	return nil
+	return names
 }
 
 // reportProblems reports what the policies returned that the status could not hold as is.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -23,28 +25,54 @@ func (r *GateReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("upgradegate").
 		For(&v1alpha1.Subscription{}).
-		Watches(&tollgatev1alpha1.UpgradeGate{}, r.mapTo(r.inNamespace)).
-		Watches(&v1alpha1.ClusterServiceVersion{}, r.mapTo(r.byCSV)).
-		Watches(&v1alpha1.InstallPlan{}, r.mapTo(r.byInstallPlan)).
-		Watches(&v1alpha1.CatalogSource{}, r.mapTo(r.byCatalog)).
-		Watches(&operatorsv2.OperatorCondition{}, r.mapTo(r.byOperatorCondition)).
-		Watches(&operatorsv1.OperatorGroup{}, r.mapTo(r.inNamespace)).
-		WatchesRawSource(source.Channel(r.Policies.changed, r.mapTo(r.all))).
+		// A gate's spec (overrides, mode) is its own Subscription's input; its status is
+		// Tollgate's output, and a bundled plan's peers are judged on their own state, so a
+		// status write re-evaluates nothing.
+		Watches(&tollgatev1alpha1.UpgradeGate{}, &handler.EnqueueRequestForObject{},
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha1.ClusterServiceVersion{}, r.mapTo(sameNamespace, r.byCSV)).
+		Watches(&v1alpha1.InstallPlan{}, r.mapTo(sameNamespace, r.byInstallPlan)).
+		Watches(&v1alpha1.CatalogSource{}, r.mapTo(r.catalogScope, all)).
+		Watches(&operatorsv2.OperatorCondition{}, r.mapTo(sameNamespace, r.byOperatorCondition)).
+		Watches(&operatorsv1.OperatorGroup{}, r.mapTo(sameNamespace, all)).
+		WatchesRawSource(source.Channel(r.Policies.changed, r.mapTo(everywhere, all))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
 		Build(r)
 	if err != nil {
 		return err
 	}
-	r.operands = newOperandWatches(c, mgr.GetCache(), mgr.GetRESTMapper(), r.mapTo)
+	r.operands = newOperandWatches(c, mgr.GetCache(), mgr.GetRESTMapper())
+	r.reader = newUnservedKinds(r.Client, r.Client)
 	return nil
 }
 
-// mapTo turns a filter over the cached Subscriptions into an event handler. Operands may
-// live in any namespace their OperatorGroup targets, so every Subscription is considered.
-func (r *GateReconciler) mapTo(match func(obj client.Object, sub *v1alpha1.Subscription) bool) handler.EventHandler {
+// A scope narrows the Subscriptions an event can affect to a List the cache answers from its
+// namespace index, so an event costs what it can affect rather than every Subscription.
+type scope func(obj client.Object) []client.ListOption
+
+// sameNamespace: the object's namespace. OLM's objects affect only the Subscriptions beside them.
+func sameNamespace(obj client.Object) []client.ListOption {
+	return []client.ListOption{client.InNamespace(obj.GetNamespace())}
+}
+
+// everywhere: every Subscription (a policy change).
+func everywhere(client.Object) []client.ListOption { return nil }
+
+// catalogScope: a catalog of the global catalog namespace is visible to every Subscription,
+// any other only to those of its namespace.
+func (r *GateReconciler) catalogScope(obj client.Object) []client.ListOption {
+	if obj.GetNamespace() == r.Input.GlobalCatalogNamespace {
+		return everywhere(obj)
+	}
+	return sameNamespace(obj)
+}
+
+// mapTo turns a filter over the cached Subscriptions in scope into an event handler.
+func (r *GateReconciler) mapTo(in scope, match func(obj client.Object, sub *v1alpha1.Subscription) bool) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
 		// The cache's objects are only read here, so they need not be copied.
 		subs := &v1alpha1.SubscriptionList{}
-		if err := r.List(ctx, subs, client.UnsafeDisableDeepCopy); err != nil {
+		if err := r.List(ctx, subs, append(in(obj), client.UnsafeDisableDeepCopy)...); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "list subscriptions to re-evaluate")
 			return nil
 		}
@@ -58,19 +86,8 @@ func (r *GateReconciler) mapTo(match func(obj client.Object, sub *v1alpha1.Subsc
 	})
 }
 
-func (r *GateReconciler) isGlobalCatalog(obj client.Object) bool {
-	_, ok := obj.(*v1alpha1.CatalogSource)
-	return ok && obj.GetNamespace() == r.Input.GlobalCatalogNamespace
-}
-
-// all matches every Subscription (a policy change).
-func (r *GateReconciler) all(client.Object, *v1alpha1.Subscription) bool { return true }
-
-// inNamespace matches every Subscription of the object's namespace: an OperatorGroup
-// changes its operands' namespaces; a gate's decision is a peer's input for bundled plans.
-func (r *GateReconciler) inNamespace(obj client.Object, sub *v1alpha1.Subscription) bool {
-	return obj.GetNamespace() == sub.Namespace
-}
+// all matches every Subscription in scope.
+func all(client.Object, *v1alpha1.Subscription) bool { return true }
 
 // byCSV matches the Subscription that installed the CSV or wants it.
 func (r *GateReconciler) byCSV(obj client.Object, sub *v1alpha1.Subscription) bool {
@@ -87,16 +104,7 @@ func (r *GateReconciler) byInstallPlan(obj client.Object, sub *v1alpha1.Subscrip
 	return sub.Status.CurrentCSV != "" && slices.Contains(plan.Spec.ClusterServiceVersionNames, sub.Status.CurrentCSV)
 }
 
-// byCatalog matches every Subscription that can see the catalog: all of them for the
-// global catalog namespace, those of its namespace otherwise.
-func (r *GateReconciler) byCatalog(obj client.Object, sub *v1alpha1.Subscription) bool {
-	return r.isGlobalCatalog(obj) || obj.GetNamespace() == sub.Namespace
-}
-
 // byOperatorCondition matches the Subscription whose installed CSV the condition is named after.
 func (r *GateReconciler) byOperatorCondition(obj client.Object, sub *v1alpha1.Subscription) bool {
 	return sub.Status.InstalledCSV == obj.GetName()
 }
-
-// key is a shorthand used by the operand index.
-func key(sub *v1alpha1.Subscription) types.NamespacedName { return client.ObjectKeyFromObject(sub) }

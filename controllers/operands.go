@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,43 +18,43 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/input"
 )
 
 // operandWatches starts a watch on each operand kind the first time an installed CSV owns
-// it, and remembers which Subscriptions own which kinds, so an operand turning Degraded
-// re-evaluates exactly its operator.
+// it, and remembers which Subscriptions own which kinds and in which namespaces, so an
+// operand turning Degraded re-evaluates exactly its operators.
 type operandWatches struct {
 	ctrl   controller.Controller
 	cache  cache.Cache
 	mapper meta.RESTMapper
-	mapTo  func(func(client.Object, *v1alpha1.Subscription) bool) handler.EventHandler
 
 	mu      sync.RWMutex
 	watched map[schema.GroupVersionKind]bool
-	owners  map[schema.GroupVersionKind]map[types.NamespacedName]bool
+	// owners[gvk][sub] are the namespaces sub reads gvk in; nil means every namespace.
+	owners map[schema.GroupVersionKind]map[types.NamespacedName][]string
 }
 
-func newOperandWatches(c controller.Controller, ca cache.Cache, m meta.RESTMapper, mapTo func(func(client.Object, *v1alpha1.Subscription) bool) handler.EventHandler) *operandWatches {
-	return &operandWatches{ctrl: c, cache: ca, mapper: m, mapTo: mapTo,
-		watched: map[schema.GroupVersionKind]bool{}, owners: map[schema.GroupVersionKind]map[types.NamespacedName]bool{}}
+func newOperandWatches(c controller.Controller, ca cache.Cache, m meta.RESTMapper) *operandWatches {
+	return &operandWatches{ctrl: c, cache: ca, mapper: m,
+		watched: map[schema.GroupVersionKind]bool{}, owners: map[schema.GroupVersionKind]map[types.NamespacedName][]string{}}
 }
 
-// watch records that sub owns gvks (and no others) and watches any new kind the API server
-// serves. A kind that is not served yet is retried on the next reconcile: OLM installs a
+// watch records that sub owns gvks (and no others), read in namespaces (nil: all), and
+// watches any new kind the API server serves. A kind that is not served yet is retried on the next reconcile: OLM installs a
 // CSV's CRDs before the CSV succeeds, and the CSV's update brings us back.
-func (w *operandWatches) watch(ctx context.Context, sub types.NamespacedName, gvks []schema.GroupVersionKind) error {
+func (w *operandWatches) watch(ctx context.Context, sub types.NamespacedName, gvks []schema.GroupVersionKind, namespaces []string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.forgetLocked(sub)
 	for _, gvk := range gvks {
 		if w.owners[gvk] == nil {
-			w.owners[gvk] = map[types.NamespacedName]bool{}
+			w.owners[gvk] = map[types.NamespacedName][]string{}
 		}
-		w.owners[gvk][sub] = true
+		w.owners[gvk][sub] = namespaces
 		if w.watched[gvk] {
 			continue
 		}
@@ -65,7 +66,7 @@ func (w *operandWatches) watch(ctx context.Context, sub types.NamespacedName, gv
 		}
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gvk)
-		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, u, w.mapTo(w.ownedBy(gvk)))); err != nil {
+		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, u, w.ownedBy(gvk))); err != nil {
 			return fmt.Errorf("watch operand kind %s: %w", gvk, err)
 		}
 		w.watched[gvk] = true
@@ -74,13 +75,20 @@ func (w *operandWatches) watch(ctx context.Context, sub types.NamespacedName, gv
 	return nil
 }
 
-// ownedBy matches the Subscriptions whose installed CSV owns gvk.
-func (w *operandWatches) ownedBy(gvk schema.GroupVersionKind) func(client.Object, *v1alpha1.Subscription) bool {
-	return func(_ client.Object, sub *v1alpha1.Subscription) bool {
+// ownedBy enqueues the Subscriptions whose installed CSV owns gvk and that read the
+// operand's namespace (every one for a cluster-scoped operand).
+func (w *operandWatches) ownedBy(gvk schema.GroupVersionKind) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
 		w.mu.RLock()
 		defer w.mu.RUnlock()
-		return w.owners[gvk][key(sub)]
-	}
+		var reqs []reconcile.Request
+		for sub, namespaces := range w.owners[gvk] {
+			if namespaces == nil || obj.GetNamespace() == "" || slices.Contains(namespaces, obj.GetNamespace()) {
+				reqs = append(reqs, reconcile.Request{NamespacedName: sub})
+			}
+		}
+		return reqs
+	})
 }
 
 // forget drops a Subscription that is gone.

@@ -29,8 +29,11 @@ type Options struct {
 	Input input.Config
 	// TakeOverApproval switches Automatic Subscriptions to Manual.
 	TakeOverApproval bool
-	// Reevaluate is how often every gate is re-evaluated without a change.
+	// Reevaluate is how often every gate is re-evaluated without a change: a safety net, since
+	// time-based rules say when to look again (recheckAt).
 	Reevaluate time.Duration
+	// Workers is how many Subscriptions are evaluated at once.
+	Workers int
 	// PolicyNamespace holds the policy ConfigMaps.
 	PolicyNamespace string
 	// Engine is the base of every policy set: timeout and, for tests, the base policies.
@@ -44,6 +47,13 @@ type Options struct {
 // get /metrics (SubjectAccessReview); see ServingOptions.MetricsSecure.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// DefaultReevaluate is the safety-net period of re-evaluation without a change.
+const DefaultReevaluate = 30 * time.Minute
+
+// DefaultWorkers is how many Subscriptions the manager evaluates at once by default: an
+// evaluation is CPU-bound, a write waits on the API server, so a few more than one overlap them.
+const DefaultWorkers = 4
 
 // LeaderElectionID names the Lease the replicas compete for; it is also the name label of
 // controller-runtime's leader_election_master_status metric.
@@ -138,6 +148,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Policies, erro
 		Input:            in,
 		TakeOverApproval: opts.TakeOverApproval,
 		Reevaluate:       opts.Reevaluate,
+		Workers:          opts.Workers,
 	}
 	if err := gates.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the gate controller: %w", err)

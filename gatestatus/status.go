@@ -6,6 +6,7 @@ package gatestatus
 import (
 	"fmt"
 	"regexp"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -49,9 +50,13 @@ type Observation struct {
 	Digest func() string
 	// Extra are conditions Tollgate originates itself (AutomaticApproval).
 	Extra []metav1.Condition
-	// Approved names a plan approved during this reconcile.
+	// Approved names the plan this reconcile approves (the status is written first).
 	Approved string
-	Now      metav1.Time
+	// Unapproved are the pending plans not approved: when the recorded last approval is one
+	// of them, that approval never happened (it failed after its record was written) and the
+	// record is withdrawn.
+	Unapproved []string
+	Now        metav1.Time
 }
 
 // Next computes the gate's status from an observation. Condition transition times move only
@@ -92,8 +97,11 @@ func nextDecision(old tollgatev1alpha1.Decision, o Observation) tollgatev1alpha1
 		EvaluatedAt:             old.EvaluatedAt,
 		LastApprovedInstallPlan: old.LastApprovedInstallPlan,
 	}
-	if o.Approved != "" {
+	switch {
+	case o.Approved != "":
 		next.LastApprovedInstallPlan = o.Approved
+	case slices.Contains(o.Unapproved, next.LastApprovedInstallPlan):
+		next.LastApprovedInstallPlan = ""
 	}
 	if DecisionChanged(old, next) || next.EvaluatedAt == nil {
 		next.EvaluatedAt = &o.Now

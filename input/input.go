@@ -78,6 +78,9 @@ type Document struct {
 	// OperandGVKs are the operand kinds read (owned by the installed CSV, served by a CRD and
 	// readable), so the controller can watch them.
 	OperandGVKs []schema.GroupVersionKind
+	// OperandNamespaces are where those operands were read: the OperatorGroup's target
+	// namespaces; nil means every namespace.
+	OperandNamespaces []string
 }
 
 // SetPeers sets installPlanPeers (policies/README.md) in the document.
@@ -95,6 +98,7 @@ type state struct {
 	catalogs                    []v1alpha1.CatalogSource
 	operands                    []any
 	operandKinds                []OwnedKind
+	targets                     []string // the OperatorGroup's target namespaces; nil: all
 	unreadable                  []*UnreadableError
 }
 
@@ -115,7 +119,7 @@ func (b *Builder) Build(ctx context.Context, key types.NamespacedName) (*Documen
 		return nil, g.err
 	}
 	d.InstalledCSV, d.PendingInstallPlans = st.installedCSV, st.pending
-	d.OperandGVKs = gvks(st.operandKinds)
+	d.OperandGVKs, d.OperandNamespaces = gvks(st.operandKinds), st.targets
 	if gate, ok := st.gate.(*tollgatev1alpha1.UpgradeGate); ok {
 		d.Gate = gate
 	}
@@ -168,7 +172,8 @@ func (g *gatherer) read(ctx context.Context, sub *v1alpha1.Subscription, cfg Con
 	// kinds a CRD serves are read; those Tollgate may not read make health Unknown.
 	kinds, unreadable := g.operandKinds(ctx, st.installedCSV, cfg.OperandKinds)
 	var refused []*UnreadableError
-	st.operands, st.operandKinds, refused = g.operands(ctx, kinds, targetNamespaces(group))
+	st.targets = targetNamespaces(group)
+	st.operands, st.operandKinds, refused = g.operands(ctx, kinds, st.targets)
 	st.unreadable = append(unreadable, refused...)
 	// The gate holds the admin's overrides and mode.
 	st.gate = g.optional(ctx, ns, sub.Name, &tollgatev1alpha1.UpgradeGate{})

@@ -18,6 +18,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/input"
 	"github.com/tollgate-dev/tollgate/policysource"
+	"github.com/tollgate-dev/tollgate/version"
 )
 
 // managerFlags are the settings of `tollgate run`.
@@ -31,6 +32,7 @@ type managerFlags struct {
 	bundleTrust      policysource.BundleOptions // AllowInsecureHTTP and the verification key
 	evalTimeout      time.Duration
 	reevaluate       time.Duration
+	workers          int
 }
 
 func (f *managerFlags) bind(cmd *cobra.Command) {
@@ -46,13 +48,17 @@ func (f *managerFlags) bind(cmd *cobra.Command) {
 	fs.StringVar(&f.bundleTrust.SigningAlgorithm, "bundle-signing-alg", "RS256", "algorithm of the bundle signatures")
 	fs.DurationVar(&f.bundlePoll, "bundle-poll-interval", policysource.DefaultBundlePollInterval, "how often to re-read --bundle sources (bundle servers are asked with If-None-Match)")
 	fs.DurationVar(&f.evalTimeout, "evaluation-timeout", engine.DefaultTimeout, "deadline of one policy evaluation; a policy that runs longer denies with PolicyError")
-	fs.DurationVar(&f.reevaluate, "reevaluate-interval", time.Minute, "re-evaluate every gate this often even without a change (maintenance windows, expiring overrides); 0 disables")
+	fs.DurationVar(&f.reevaluate, "reevaluate-interval", controllers.DefaultReevaluate, "safety net: re-evaluate every gate this often even without a change (time-based rules need not: they say when to look again); 0 disables")
+	fs.IntVar(&f.workers, "workers", controllers.DefaultWorkers, "how many Subscriptions are evaluated at once")
 }
 
 func (f *managerFlags) options() (controllers.Options, error) {
 	mode, err := parseMode(f.defaultMode)
 	if err != nil {
 		return controllers.Options{}, err
+	}
+	if f.workers < 1 {
+		return controllers.Options{}, fmt.Errorf("invalid --workers %d: at least 1", f.workers)
 	}
 	if f.evalTimeout <= 0 {
 		return controllers.Options{}, fmt.Errorf("invalid --evaluation-timeout %s: it must be positive", f.evalTimeout)
@@ -61,6 +67,7 @@ func (f *managerFlags) options() (controllers.Options, error) {
 		Input:            input.Config{GlobalCatalogNamespace: f.globalCatalogNS, DefaultMode: mode},
 		TakeOverApproval: f.takeOverApproval,
 		Reevaluate:       f.reevaluate,
+		Workers:          f.workers,
 		PolicyNamespace:  f.policyNamespace,
 		Engine:           engine.Options{Timeout: f.evalTimeout},
 	}, nil
@@ -98,6 +105,7 @@ func newRunCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("find the cluster (kubeconfig or in-cluster config): %w", err)
 			}
+			cfg.UserAgent = "tollgate/" + version.Get().Version
 			return runManager(ctrl.SetupSignalHandler(), cfg, opts, flags, serving.ManagerOptions())
 		},
 	}
@@ -116,6 +124,9 @@ func newRunCommand() *cobra.Command {
 func runManager(ctx context.Context, cfg *rest.Config, opts controllers.Options, flags managerFlags, mgrOpts ctrl.Options) error {
 	mgrOpts.Scheme = apis.NewScheme()
 	mgrOpts.Cache = controllers.CacheOptions(opts.PolicyNamespace)
+	// In a pod, controller-runtime finds its namespace itself; elsewhere the Lease goes beside
+	// the policies, so --leader-elect works outside a cluster too.
+	mgrOpts.LeaderElectionNamespace = envOr("POD_NAMESPACE", opts.PolicyNamespace)
 	if len(flags.bundles) > 0 {
 		// Every location must load now: the manager does not start without the admin's policy.
 		bundleOpts := flags.bundleTrust

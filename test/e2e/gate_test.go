@@ -51,7 +51,6 @@ func TestAnOperatorThatIsNotUpgradeableHoldsItsPlanUntilItSaysSo(t *testing.T) {
 	etcd.Gate("allowed and records the approval", func(g *tollgatev1alpha1.UpgradeGate) bool {
 		return g.Status.Decision.Allowed && g.Status.Decision.LastApprovedInstallPlan == plan.Name
 	})
-	k.event(plan, corev1.EventTypeNormal, "InstallPlanApproved", "every operator it installs is allowed")
 }
 
 func TestAFirstInstallIsApproved(t *testing.T) {
@@ -87,6 +86,22 @@ func TestAnUpgradeGateOverrideReleasesTheUpgradeAndIsRecorded(t *testing.T) {
 		return g.Status.Decision.Allowed && olmplay.HasDenial(g, tollgatev1alpha1.CodeOperatorNotUpgradeable, true)
 	})
 	assert.Equal(t, "CHG-1234: vendor confirmed", gate.Spec.Overrides[0].Reason, "Tollgate never overwrites spec")
+}
+
+// An override's expiry is a time edge the policies report (recheckAt): the manager, which
+// here never re-evaluates periodically, evaluates the gate again then, with nothing changed.
+func TestAnExpiredOverrideHoldsAgainWithoutAnyChange(t *testing.T) {
+	k := newCluster(t)
+	etcd := k.Install("etcd", "0.9.2", v1alpha1.ApprovalManual)
+	etcd.Report("Upgradeable", metav1.ConditionFalse, "migrating storage")
+	gate := etcd.BlockedBy(tollgatev1alpha1.CodeOperatorNotUpgradeable)
+
+	expires := metav1.NewTime(time.Now().Add(3 * time.Second).Truncate(time.Second))
+	gate.Spec.Overrides = []tollgatev1alpha1.Override{{Code: tollgatev1alpha1.CodeOperatorNotUpgradeable, Reason: "CHG-1234", Expires: &expires}}
+	require.NoError(t, k.Client.Update(k.Ctx, gate))
+	etcd.Gate("allowed while the override lasts", func(g *tollgatev1alpha1.UpgradeGate) bool { return g.Status.Decision.Allowed })
+	gate = etcd.BlockedBy(tollgatev1alpha1.CodeOperatorNotUpgradeable)
+	assert.False(t, gate.Status.Decision.EvaluatedAt.Before(&expires), "held again once the override expired, at %s", gate.Status.Decision.EvaluatedAt)
 }
 
 func TestABundledPlanWithOneBlockedOperatorStaysUnapproved(t *testing.T) {
@@ -191,7 +206,7 @@ func TestDeletingTheSubscriptionRemovesItsGate(t *testing.T) {
 func TestANoOpReconcileDoesNotWriteTheGate(t *testing.T) {
 	k := newCluster(t)
 	etcd := k.Install("etcd", "0.9.2", v1alpha1.ApprovalManual)
-	gate := etcd.Gate("evaluated", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
+	gate := etcd.Gate("evaluated after the install", func(g *tollgatev1alpha1.UpgradeGate) bool { return g.Status.State == string(v1alpha1.SubscriptionStateAtLatest) })
 	rv := gate.ResourceVersion
 	// Touch the Subscription without changing anything the policies read.
 	etcd.SetStatus(func(*v1alpha1.SubscriptionStatus) {})
