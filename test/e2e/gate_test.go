@@ -206,7 +206,9 @@ func TestDeletingTheSubscriptionRemovesItsGate(t *testing.T) {
 func TestANoOpReconcileDoesNotWriteTheGate(t *testing.T) {
 	k := newCluster(t)
 	etcd := k.Install("etcd", "0.9.2", v1alpha1.ApprovalManual)
-	gate := etcd.Gate("evaluated after the install", func(g *tollgatev1alpha1.UpgradeGate) bool { return g.Status.State == string(v1alpha1.SubscriptionStateAtLatest) })
+	gate := etcd.Gate("evaluated after the install", func(g *tollgatev1alpha1.UpgradeGate) bool {
+		return g.Status.State == string(v1alpha1.SubscriptionStateAtLatest)
+	})
 	rv := gate.ResourceVersion
 	// Touch the Subscription without changing anything the policies read.
 	etcd.SetStatus(func(*v1alpha1.SubscriptionStatus) {})
