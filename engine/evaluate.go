@@ -181,8 +181,10 @@ func ruleSources(c *ast.Compiler) ruleIndex {
 }
 
 // lookup picks the rule behind a denial: among the rules with its code, the one with its
-// title, else the first in its package, else the first. Several rules may share a code; the
-// title (when the policy reports it) tells them apart.
+// title, else the first in its package, else (a denial that names no package) the first.
+// Several rules may share a code; the title (when the policy reports it) tells them apart. A
+// denial of a package none of whose rules has its code (main's PolicyError about a package's
+// malformed deny) has no rule behind it: another package's rule would be the wrong source.
 func (idx ruleIndex) lookup(code, pkg, title string) ruleSource {
 	rules := idx[code]
 	if title != "" {
@@ -194,6 +196,7 @@ func (idx ruleIndex) lookup(code, pkg, title string) ruleSource {
 		if i := slices.IndexFunc(rules, func(r ruleSource) bool { return r.Package == pkg }); i >= 0 {
 			return rules[i]
 		}
+		return ruleSource{}
 	}
 	if len(rules) > 0 {
 		return rules[0]

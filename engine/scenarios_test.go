@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -664,4 +665,22 @@ func conditionOf(r *engine.Result, t string) *engine.Condition {
 		}
 	}
 	return nil
+}
+
+// A PolicyError main reports about another package's malformed deny names no rule: main's
+// own PolicyError rules are about other things, and naming one would send the admin there.
+func TestAPolicyErrorAboutAPackageNamesNoOtherRule(t *testing.T) {
+	e, err := engine.New(context.Background(), engine.Options{Modules: []engine.Module{{
+		Path: "admin/bad.rego", Source: "package tollgate.bad\n\ndeny := \"hold everything\"\n"}}})
+	require.NoError(t, err)
+	r := e.Evaluate(context.Background(), upgradeWaiting().input(t))
+	require.False(t, r.Decision.Allowed)
+	var found bool
+	for _, d := range r.Decision.Denials {
+		if d.Code == "PolicyError" && strings.Contains(d.Message, "tollgate.bad") {
+			found = true
+			assert.NotContains(t, d.Source, "main/main.rego", "the source is not one of main's unrelated rules")
+		}
+	}
+	assert.True(t, found, "main reports the malformed deny: %+v", r.Decision.Denials)
 }
