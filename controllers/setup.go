@@ -51,9 +51,10 @@ type Options struct {
 // DefaultReevaluate is the safety-net period of re-evaluation without a change.
 const DefaultReevaluate = 30 * time.Minute
 
-// DefaultWorkers is how many Subscriptions the manager evaluates at once by default: an
-// evaluation is CPU-bound, a write waits on the API server, so a few more than one overlap them.
-const DefaultWorkers = 4
+// DefaultWorkers is how many Subscriptions the manager reconciles at once by default. A
+// reconcile mostly waits on the API server (a status write, an approval), so many overlap;
+// evaluations take a few milliseconds of CPU each.
+const DefaultWorkers = 16
 
 // LeaderElectionID names the Lease the replicas compete for; it is also the name label of
 // controller-runtime's leader_election_master_status metric.
@@ -71,6 +72,8 @@ type ServingOptions struct {
 	ProbeAddr string
 	// LeaderElect lets only one replica act.
 	LeaderElect bool
+	// PprofAddr serves Go's profiles (/debug/pprof/); empty or "0" disables it.
+	PprofAddr string
 }
 
 // ManagerOptions are the manager's options for s, without scheme or cache.
@@ -87,6 +90,7 @@ func (s ServingOptions) ManagerOptions() ctrl.Options {
 		HealthProbeBindAddress: s.ProbeAddr,
 		LeaderElection:         s.LeaderElect,
 		LeaderElectionID:       LeaderElectionID,
+		PprofBindAddress:       s.PprofAddr,
 	}
 }
 
@@ -118,11 +122,16 @@ func leaderReady(elected <-chan struct{}, check healthz.Checker) healthz.Checker
 }
 
 // CacheOptions limits the ConfigMap cache to the policy namespace: Tollgate reads no other
-// ConfigMap, and a cluster may hold many.
+// ConfigMap, and a cluster may hold many. Every cached object is trimmed of what the input
+// never carries (input.Trim: managed fields, a CSV's install strategy...), which is most of
+// the memory a large cluster's CSVs would take.
 func CacheOptions(policyNamespace string) cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{policyNamespace: {}}},
-	}}
+	return cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{policyNamespace: {}}},
+		},
+		DefaultTransform: input.Trim,
+	}
 }
 
 // Setup compiles the embedded policies (and bundles) and registers both reconcilers with mgr.

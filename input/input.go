@@ -9,7 +9,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -363,6 +362,7 @@ func object(obj client.Object) any {
 	if obj == nil {
 		return nil
 	}
+	_, _ = Trim(obj) // the gathered objects are the gatherer's own copies
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		// Our own API types always convert; reaching here is a programming error.
@@ -371,7 +371,6 @@ func object(obj client.Object) any {
 	if gvk, err := apiutil.GVKForObject(obj, scheme); err == nil {
 		m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
 	}
-	unstructured.RemoveNestedField(m, "metadata", "managedFields")
 	return m
 }
 

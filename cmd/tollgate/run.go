@@ -33,6 +33,8 @@ type managerFlags struct {
 	evalTimeout      time.Duration
 	reevaluate       time.Duration
 	workers          int
+	qps              float32
+	burst            int
 }
 
 func (f *managerFlags) bind(cmd *cobra.Command) {
@@ -50,6 +52,8 @@ func (f *managerFlags) bind(cmd *cobra.Command) {
 	fs.DurationVar(&f.evalTimeout, "evaluation-timeout", engine.DefaultTimeout, "deadline of one policy evaluation; a policy that runs longer denies with PolicyError")
 	fs.DurationVar(&f.reevaluate, "reevaluate-interval", controllers.DefaultReevaluate, "safety net: re-evaluate every gate this often even without a change (time-based rules need not: they say when to look again); 0 disables")
 	fs.IntVar(&f.workers, "workers", controllers.DefaultWorkers, "how many Subscriptions are evaluated at once")
+	fs.Float32Var(&f.qps, "kube-api-qps", 200, "requests per second the manager may send the API server (it writes only what changed; a catalog turning unhealthy changes every gate that sees it)")
+	fs.IntVar(&f.burst, "kube-api-burst", 400, "requests the manager may send the API server in a burst, above --kube-api-qps")
 }
 
 func (f *managerFlags) options() (controllers.Options, error) {
@@ -106,6 +110,7 @@ func newRunCommand() *cobra.Command {
 				return fmt.Errorf("find the cluster (kubeconfig or in-cluster config): %w", err)
 			}
 			cfg.UserAgent = "tollgate/" + version.Get().Version
+			cfg.QPS, cfg.Burst = flags.qps, flags.burst
 			return runManager(ctrl.SetupSignalHandler(), cfg, opts, flags, serving.ManagerOptions())
 		},
 	}
@@ -114,6 +119,7 @@ func newRunCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&serving.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers allowed to get /metrics (TokenReview, SubjectAccessReview); false serves plain HTTP to anyone")
 	cmd.Flags().StringVar(&serving.ProbeAddr, "health-probe-bind-address", ":8081", "address of the /healthz (alive) and /readyz (policies loaded) probes")
 	cmd.Flags().BoolVar(&serving.LeaderElect, "leader-elect", false, "elect a leader, so only one replica acts")
+	cmd.Flags().StringVar(&serving.PprofAddr, "pprof-bind-address", "0", "address of Go's profiles (/debug/pprof/), for diagnosis; 0 disables it")
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
 	cmd.Flags().AddGoFlagSet(goFlags)
