@@ -29,6 +29,8 @@ IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
 REGO_COVERAGE_MIN ?= 90
 TEST_FLAGS ?= -race
 TEST_TIMEOUT ?= 30m
+# FUZZTIME is how long `make fuzz` runs each fuzz target.
+FUZZTIME ?= 30s
 
 ##@ General
 
@@ -90,9 +92,33 @@ test-rego: ## Run opa test on the embedded policies and the policy packs, with p
 		$(OPA) test --coverage --format=json "$$p" | hack/rego-coverage.sh $(REGO_COVERAGE_MIN); \
 	done
 
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (default 30s), one by one; plain go test runs their seeds.
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./snapshot/
+	$(GO) test -run '^$$' -fuzz '^FuzzBuild$$' -fuzztime $(FUZZTIME) ./input/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeResult$$' -fuzztime $(FUZZTIME) ./engine/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadTarball$$' -fuzztime $(FUZZTIME) ./policysource/
+	$(GO) test -run '^$$' -fuzz '^FuzzNoApprovalWhileNotUpgradeable$$' -fuzztime $(FUZZTIME) ./approval/
+
 .PHONY: bench
-bench: ## Run the benchmarks; each reports a ratio against a baseline measured in the same run.
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./engine/ ./test/...
+bench: ## Run the benchmarks (5 runs each) and print one table: figure, baseline (same run), ratio, target.
+	@mkdir -p bin
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 -timeout 60m ./engine/ | tee bin/bench.txt
+	@$(GO) run ./hack/benchtable < bin/bench.txt
+
+# TOLLGATE_SCALE_N is how many namespaces (Subscriptions, gates) the scale benchmark seeds.
+TOLLGATE_SCALE_N ?= 200
+SCALE_BENCHTIME ?= 3x
+
+.PHONY: bench-scale
+bench-scale: controlplane ## Time a flip of the global catalog's health over TOLLGATE_SCALE_N gates (default 200) against bare status writes.
+	@mkdir -p bin
+	TOLLGATE_SCALE_N=$(TOLLGATE_SCALE_N) $(GO) test -run '^$$' -bench '^BenchmarkCatalogFlip$$' -benchtime $(SCALE_BENCHTIME) -timeout 60m ./test/scale/ | tee bin/bench-scale.txt
+	@$(GO) run ./hack/benchtable < bin/bench-scale.txt
+
+.PHONY: scale-long
+scale-long: controlplane ## The scale benchmark at 5,000 Subscriptions (target: a flip within 1.5x the bare writes).
+	@$(MAKE) --no-print-directory bench-scale TOLLGATE_SCALE_N=5000 SCALE_BENCHTIME=2x
 
 .PHONY: verify
 verify: generate manifests ## Regenerate everything and fail if the tree differs from git.
