@@ -19,6 +19,7 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/approval"
+	"github.com/tollgate-dev/tollgate/decisionlog"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/gatestatus"
 	"github.com/tollgate-dev/tollgate/input"
@@ -52,9 +53,11 @@ type GateReconciler struct {
 	Workers int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// DecisionLog logs changed decisions and approvals; nil logs nothing.
+	DecisionLog *decisionlog.Logger
 
 	operands *operandWatches
-	reader   client.Reader // the cache, minus the kinds the API server does not serve
+	reader   client.Reader // the cache (operands too), minus the kinds the API server does not serve
 }
 
 // Reconcile is fetch → decide → record → approve for the Subscription req names. The
@@ -208,6 +211,7 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	r.reportProblems(ctx, gate, problems)
 	if gatestatus.DecisionChanged(old, next.Decision) {
 		r.reportDecision(old, next.Decision, dec.Document)
+		r.DecisionLog.Decision(dec)
 		outcome := "denied"
 		if next.Decision.Allowed {
 			outcome = "allowed"

@@ -42,7 +42,9 @@ func (r *GateReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	r.operands = newOperandWatches(c, mgr.GetCache(), mgr.GetRESTMapper())
-	r.reader = newUnservedKinds(r.Client, r.Client)
+	// Every read goes to the cache, operands too: the client reads unstructured objects
+	// (operands) from the API server, which would cost a live List per evaluation.
+	r.reader = newUnservedKinds(mgr.GetCache(), r.Client)
 	return nil
 }
 

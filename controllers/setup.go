@@ -18,6 +18,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/bundle"
 
+	"github.com/tollgate-dev/tollgate/decisionlog"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/input"
 )
@@ -41,6 +42,9 @@ type Options struct {
 	// Bundles returns the OPA bundles currently loaded; BundlesChanged says when that changes.
 	Bundles        func() []*bundle.Bundle
 	BundlesChanged <-chan event.GenericEvent
+	// DecisionLog logs changed decisions and approvals (Setup adds it to the manager, which
+	// runs and flushes it); nil logs nothing.
+	DecisionLog *decisionlog.Logger
 }
 
 // The metrics endpoint asks the API server who calls it (TokenReview) and whether they may
@@ -158,6 +162,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Policies, erro
 		TakeOverApproval: opts.TakeOverApproval,
 		Reevaluate:       opts.Reevaluate,
 		Workers:          opts.Workers,
+		DecisionLog:      opts.DecisionLog,
+	}
+	if opts.DecisionLog != nil {
+		if err := mgr.Add(opts.DecisionLog); err != nil {
+			return nil, fmt.Errorf("add the decision log: %w", err)
+		}
 	}
 	if err := gates.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the gate controller: %w", err)

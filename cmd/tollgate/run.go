@@ -52,8 +52,8 @@ func (f *managerFlags) bind(cmd *cobra.Command) {
 	fs.DurationVar(&f.evalTimeout, "evaluation-timeout", engine.DefaultTimeout, "deadline of one policy evaluation; a policy that runs longer denies with PolicyError")
 	fs.DurationVar(&f.reevaluate, "reevaluate-interval", controllers.DefaultReevaluate, "safety net: re-evaluate every gate this often even without a change (time-based rules need not: they say when to look again); 0 disables")
 	fs.IntVar(&f.workers, "workers", controllers.DefaultWorkers, "how many Subscriptions are evaluated at once")
-	fs.Float32Var(&f.qps, "kube-api-qps", 200, "requests per second the manager may send the API server (it writes only what changed; a catalog turning unhealthy changes every gate that sees it)")
-	fs.IntVar(&f.burst, "kube-api-burst", 400, "requests the manager may send the API server in a burst, above --kube-api-qps")
+	fs.Float32Var(&f.qps, "kube-api-qps", -1, "requests per second the manager may send the API server; negative: no client-side limit, the API server's priority and fairness decide (the manager writes only what changed, but a catalog turning unhealthy changes every gate that sees it)")
+	fs.IntVar(&f.burst, "kube-api-burst", 0, "requests the manager may send the API server in a burst, above a positive --kube-api-qps")
 }
 
 func (f *managerFlags) options() (controllers.Options, error) {
@@ -110,7 +110,7 @@ func newRunCommand() *cobra.Command {
 				return fmt.Errorf("find the cluster (kubeconfig or in-cluster config): %w", err)
 			}
 			cfg.UserAgent = "tollgate/" + version.Get().Version
-			cfg.QPS, cfg.Burst = flags.qps, flags.burst
+			cfg.QPS, cfg.Burst = flags.qps, max(flags.burst, int(flags.qps))
 			return runManager(ctrl.SetupSignalHandler(), cfg, opts, flags, serving.ManagerOptions())
 		},
 	}
