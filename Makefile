@@ -29,8 +29,10 @@ IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
 REGO_COVERAGE_MIN ?= 90
 TEST_FLAGS ?= -race
 TEST_TIMEOUT ?= 30m
-# FUZZTIME is how long `make fuzz` runs each fuzz target.
+# FUZZTIME is how long `make fuzz` runs each fuzz target; FUZZMINIMIZETIME caps the minimizing
+# of each new input (go's default, 60s, would leave the slower targets few executions).
 FUZZTIME ?= 30s
+FUZZMINIMIZETIME ?= 5s
 
 ##@ General
 
@@ -94,11 +96,11 @@ test-rego: ## Run opa test on the embedded policies and the policy packs, with p
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 30s), one by one; plain go test runs their seeds.
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./snapshot/
-	$(GO) test -run '^$$' -fuzz '^FuzzBuild$$' -fuzztime $(FUZZTIME) ./input/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeResult$$' -fuzztime $(FUZZTIME) ./engine/
-	$(GO) test -run '^$$' -fuzz '^FuzzReadTarball$$' -fuzztime $(FUZZTIME) ./policysource/
-	$(GO) test -run '^$$' -fuzz '^FuzzNoApprovalWhileNotUpgradeable$$' -fuzztime $(FUZZTIME) ./approval/
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./snapshot/
+	$(GO) test -run '^$$' -fuzz '^FuzzBuild$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./input/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeResult$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./engine/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadTarball$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./policysource/
+	$(GO) test -run '^$$' -fuzz '^FuzzNoApprovalWhileNotUpgradeable$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./approval/
 
 .PHONY: bench
 bench: ## Run the benchmarks (5 runs each) and print one table: figure, baseline (same run), ratio, target.

@@ -18,7 +18,7 @@ func TestTrimDropsWhatNoPolicyReadsAndKeepsTheRest(t *testing.T) {
 			Annotations: map[string]string{"createdAt": "2026-11-01T00:00:00Z", "alm-examples": "[{}]",
 				"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
 		Spec: v1alpha1.ClusterServiceVersionSpec{Version: "0.9.4", Description: "# etcd\n...",
-			InstallStrategy: v1alpha1.NamedInstallStrategy{StrategyName: "deployment", StrategySpec: &apiextensionsv1.JSON{Raw: []byte(`{"deployments":[]}`)}},
+			InstallStrategy:           v1alpha1.NamedInstallStrategy{StrategyName: "deployment", StrategySpec: &apiextensionsv1.JSON{Raw: []byte(`{"deployments":[]}`)}},
 			CustomResourceDefinitions: v1alpha1.CustomResourceDefinitions{Owned: []v1alpha1.CRDDescription{{Name: "etcdclusters.etcd.database.coreos.com", Version: "v1beta2", Kind: "EtcdCluster"}}}},
 		Status: v1alpha1.ClusterServiceVersionStatus{Phase: v1alpha1.CSVPhaseSucceeded},
 	}

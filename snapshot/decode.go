@@ -66,6 +66,9 @@ const maxAliasNodes = 1 << 20
 // infinities, integers beyond 64 bits.
 type converter struct {
 	aliased int // nodes expanded through aliases so far
+	// expanding are the anchored nodes being expanded through an alias: an alias to one of
+	// them refers to a value that contains it (a: &a [*a]), which never ends.
+	expanding map[*yaml.Node]bool
 }
 
 func (c *converter) value(n *yaml.Node, at path, viaAlias bool) (any, error) {
@@ -81,6 +84,17 @@ func (c *converter) value(n *yaml.Node, at path, viaAlias bool) (any, error) {
 		}
 		return c.value(n.Content[0], at, viaAlias)
 	case yaml.AliasNode:
+		if n.Alias == nil {
+			return nil, &fieldError{at: at, line: n.Line, err: fmt.Errorf("YAML alias *%s refers to no anchor", n.Value)}
+		}
+		if c.expanding[n.Alias] {
+			return nil, &fieldError{at: at, line: n.Line, err: fmt.Errorf("YAML alias *%s refers to a value that contains it", n.Value)}
+		}
+		if c.expanding == nil {
+			c.expanding = map[*yaml.Node]bool{}
+		}
+		c.expanding[n.Alias] = true
+		defer delete(c.expanding, n.Alias)
 		return c.value(n.Alias, at, true)
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
@@ -210,7 +224,7 @@ func kindName(n *yaml.Node) string {
 func lineOf(root *yaml.Node, p path) int {
 	n, line := deref(root), deref(root).Line
 	for _, step := range p {
-		key, next := child(n, step)
+		key, next := child(n, step, nil)
 		if next == nil {
 			break
 		}
@@ -219,8 +233,10 @@ func lineOf(root *yaml.Node, p path) int {
 	return line
 }
 
-// child finds step (a key or an index) in n: the node that names it and its value.
-func child(n *yaml.Node, step any) (at, value *yaml.Node) {
+// child finds step (a key or an index) in n: the node that names it and its value. seen are
+// the mappings whose merged mappings are being searched, so that a mapping that merges
+// itself (a: &a {<<: *a}) is searched once.
+func child(n *yaml.Node, step any, seen map[*yaml.Node]bool) (at, value *yaml.Node) {
 	switch s := step.(type) {
 	case int:
 		if n.Kind == yaml.SequenceNode && s >= 0 && s < len(n.Content) {
@@ -240,13 +256,20 @@ func child(n *yaml.Node, step any) (at, value *yaml.Node) {
 				return k, n.Content[i+1]
 			}
 		}
+		if seen[n] {
+			return nil, nil
+		}
+		if seen == nil {
+			seen = map[*yaml.Node]bool{}
+		}
+		seen[n] = true
 		for _, m := range merged {
 			sources := []*yaml.Node{deref(m)}
 			if deref(m).Kind == yaml.SequenceNode {
 				sources = deref(m).Content
 			}
 			for _, src := range sources {
-				if at, v := child(deref(src), s); v != nil {
+				if at, v := child(deref(src), s, seen); v != nil {
 					return at, v
 				}
 			}
