@@ -87,6 +87,9 @@ func (r *GateReconciler) reportDecision(old, next tollgatev1alpha1.Decision, in 
 	if old.Allowed == next.Allowed && old.BlockedBy == next.BlockedBy {
 		return // only details changed; the gate's status has them
 	}
+	if old.EvaluatedAt == nil && next.Allowed {
+		return // a first decision that holds nothing is no news (a thousand gates at start-up)
+	}
 	sub := in.Subscription
 	eventType, reason := corev1.EventTypeNormal, EventUpgradeAllowed
 	msg := "Upgrade allowed by policy: no denial stands."
