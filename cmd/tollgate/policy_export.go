@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+type policyExportFlags struct {
+	force     bool
+	withTests bool
+}
+
+func newPolicyExportCommand() *cobra.Command {
+	var f policyExportFlags
+	self := selfName()
+	cmd := &cobra.Command{
+		Use:   "export DIR",
+		Short: "Write the embedded policies to a folder, as an OPA bundle",
+		Long: `Write the Rego policies embedded in this binary to DIR, at the paths the manager knows them
+by (upgrade/upgrade.rego, main/main.rego, ...), with a .manifest (roots ["tollgate"], revision
+the policy revision of the embedded set) so DIR is an OPA bundle folder. The embedded tests
+(*_test.rego) are left out unless --with-tests.
+
+Use it to read the rules the manager runs, to start a replacement of an embedded file (copy it
+to your --policy-dir folder, keeping its path), or to test your own policies with the real opa:
+'opa test DIR site/'. DIR is created; a folder that already holds files is refused unless
+--force (which overwrites the files it writes and leaves others alone).`,
+		Example: fmt.Sprintf(`  %[1]s policy export ./tollgate-policies
+  go tool opa test ./tollgate-policies site/
+
+  # with the embedded tests and their input builders (data.tollgate.fixtures_test)
+  %[1]s policy export --with-tests --force ./tollgate-policies`, self),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("give the folder to write to, e.g. %s policy export ./tollgate-policies", self)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPolicyExport(cmd.Context(), cmd.OutOrStdout(), f, args[0])
+		},
+	}
+	cmd.Flags().BoolVar(&f.force, "force", false, "write into a folder that already holds files, overwriting those of the same name")
+	cmd.Flags().BoolVar(&f.withTests, "with-tests", false, "include the embedded *_test.rego files (tests, input builders and a fixture pack)")
+	return cmd
+}
+
+func runPolicyExport(ctx context.Context, stdout io.Writer, f policyExportFlags, dir string) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 && !f.force {
+		return fmt.Errorf("%s already holds files: give an empty or new folder, or --force to overwrite", dir)
+	}
+	eng, err := engine.New(ctx, engine.Options{})
+	if err != nil {
+		return fmt.Errorf("the embedded policies: %w", err)
+	}
+	n := 0
+	err = fs.WalkDir(policies.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".rego") {
+			return err
+		}
+		if strings.HasSuffix(p, "_test.rego") && !f.withTests {
+			return nil
+		}
+		b, err := fs.ReadFile(policies.FS, p)
+		if err != nil {
+			return err
+		}
+		n++
+		return writeFile(filepath.Join(dir, filepath.FromSlash(p)), b)
+	})
+	if err != nil {
+		return fmt.Errorf("export the policies: %w", err)
+	}
+	manifest, err := json.MarshalIndent(map[string]any{"revision": eng.Revision(), "roots": []string{"tollgate"}}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, ".manifest"), append(manifest, '\n')); err != nil {
+		return fmt.Errorf("export the policies: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "wrote %d policy files and .manifest (revision %s) to %s\n", n, eng.Revision(), dir)
+	return err
+}
+
+func writeFile(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { //nolint:gosec // the policies are public source, to read, commit and serve
+		return err
+	}
+	return os.WriteFile(path, b, 0o644) //nolint:gosec // the policies are public source, to read, commit and serve
+}

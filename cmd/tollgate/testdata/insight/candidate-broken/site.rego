@@ -1,0 +1,5 @@
+package tollgate.packs.site
+
+deny contains {"code": "X", "message": "y"} if {
+	input.subscription.metadata.namespace ==
+}
