@@ -79,6 +79,7 @@ type evalFlags struct {
 	decision   decisionFlags
 	output     string
 	failOnDeny bool
+	replay     string // a decision log to re-evaluate (replay.go)
 }
 
 func newEvalCommand() *cobra.Command {
@@ -101,7 +102,13 @@ allows it; a Subscription sees the other operators of its plans through their ow
 
 Exit status: 0 when the evaluation ran (whatever it decided); 1 on an error (unreadable
 snapshot, policies that do not compile); 3 with --fail-on-deny when any Subscription's upgrade
-is denied.`,
+is denied.
+
+With --replay FILE instead of --snapshot, it re-evaluates the decisions a manager logged with
+--decision-log, each from its logged input (which holds its clock, input.now), and says which
+come out differently: exit status 3 when any does. There is no cluster, so the policy
+ConfigMaps are not read: pass their modules with --policy-dir. --now, --default-mode and
+--global-catalog-namespace do not apply: the logged input holds them.`,
 		Example: `  # what would Tollgate decide on the state a colleague attached to a bug report?
   tollgate eval --snapshot state.yaml
 
@@ -109,22 +116,31 @@ is denied.`,
   tollgate eval --snapshot test/states/ --policy-dir policy/ --now 2026-11-20T12:00:00Z --fail-on-deny
 
   # with a policy pack, as JSON for jq
-  tollgate eval --snapshot state.yaml --bundle bundles/packs/window -o json | jq '.installPlans[] | select(.approve)'`,
+  tollgate eval --snapshot state.yaml --bundle bundles/packs/window -o json | jq '.installPlans[] | select(.approve)'
+
+  # would a candidate policy have decided last week's upgrades the same way?
+  tollgate eval --replay decisions.log --policy-dir candidate/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runEval(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
 		},
 	}
-	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "YAML/JSON file or folder of cluster state (required; repeatable)")
+	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "YAML/JSON file or folder of cluster state (required unless --replay; repeatable)")
 	f.policy.bind(cmd)
 	f.decision.bind(cmd)
 	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, json or yaml")
 	cmd.Flags().BoolVar(&f.failOnDeny, "fail-on-deny", false, fmt.Sprintf("exit with status %d when any Subscription's upgrade is denied", exitDenied))
-	_ = cmd.MarkFlagRequired("snapshot")
+	cmd.Flags().StringVar(&f.replay, "replay", "", "instead of --snapshot: re-evaluate the decisions of the decision log `FILE` written by 'tollgate run --decision-log' ('-' reads standard input) with the embedded policies, --bundle and --policy-dir (no cluster: the policy ConfigMaps are not read), and say which come out differently (exit status 3 if any)")
 	return cmd
 }
 
 func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
+	if f.replay != "" {
+		return runReplay(ctx, stdout, f)
+	}
+	if len(f.snapshot) == 0 {
+		return errors.New(`required flag(s) "snapshot" not set (or --replay FILE)`)
+	}
 	if err := checkOutput(f.output, "table", "json", "yaml"); err != nil {
 		return err
 	}

@@ -35,6 +35,7 @@ type managerFlags struct {
 	workers          int
 	qps              float32
 	burst            int
+	decisionLog      decisionLogFlags
 }
 
 func (f *managerFlags) bind(cmd *cobra.Command) {
@@ -54,6 +55,7 @@ func (f *managerFlags) bind(cmd *cobra.Command) {
 	fs.IntVar(&f.workers, "workers", controllers.DefaultWorkers, "how many Subscriptions are evaluated at once")
 	fs.Float32Var(&f.qps, "kube-api-qps", -1, "requests per second the manager may send the API server; negative: no client-side limit, the API server's priority and fairness decide (the manager writes only what changed, but a catalog turning unhealthy changes every gate that sees it)")
 	fs.IntVar(&f.burst, "kube-api-burst", 0, "requests the manager may send the API server in a burst, above a positive --kube-api-qps")
+	f.decisionLog.bind(fs)
 }
 
 func (f *managerFlags) options() (controllers.Options, error) {
@@ -143,6 +145,11 @@ func runManager(ctx context.Context, cfg *rest.Config, opts controllers.Options,
 		}
 		opts.Bundles, opts.BundlesChanged = src.Bundles, src.Changed()
 	}
+	decisionLog, err := flags.decisionLog.open(flags.bundles, opts.Bundles)
+	if err != nil {
+		return err
+	}
+	opts.DecisionLog = decisionLog
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)

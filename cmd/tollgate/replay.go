@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tollgate-dev/tollgate/approval"
+	"github.com/tollgate-dev/tollgate/decisionlog"
+	"github.com/tollgate-dev/tollgate/engine"
+)
+
+// Outcomes of a replayed event.
+const (
+	replaySame          = "same"
+	replayDifferent     = "DIFFERENT"
+	replayNotReplayable = "not replayable"
+)
+
+// replayReport is the output of `tollgate eval --replay`; cmd/tollgate/README.md documents it.
+type replayReport struct {
+	PolicyRevision string        `json:"policyRevision"`
+	Events         []replayEvent `json:"events"`
+	Same           int           `json:"same"`
+	Different      int           `json:"different"`
+	NotReplayable  int           `json:"notReplayable"`
+}
+
+type replayEvent struct {
+	Line       int             `json:"line"`
+	DecisionID string          `json:"decisionID"`
+	Path       string          `json:"path"`
+	Timestamp  string          `json:"timestamp"`
+	Namespace  string          `json:"namespace"`
+	Name       string          `json:"name"`
+	Outcome    string          `json:"outcome"`
+	Reason     string          `json:"reason,omitempty"`
+	Logged     *replayDecision `json:"logged,omitempty"`
+	Replayed   *replayDecision `json:"replayed,omitempty"`
+}
+
+// replayDecision is a decision as replay compares it: allowed, and the standing denial codes.
+type replayDecision struct {
+	Allowed  bool     `json:"allowed"`
+	Codes    []string `json:"codes"`
+	Revision string   `json:"revision,omitempty"`
+}
+
+func (d *replayDecision) String() string {
+	if d == nil {
+		return "-"
+	}
+	if d.Allowed {
+		return "allowed"
+	}
+	return "held: " + strings.Join(d.Codes, ", ")
+}
+
+func (d *replayDecision) same(o *replayDecision) bool {
+	return d.Allowed == o.Allowed && slices.Equal(d.Codes, o.Codes)
+}
+
+// runReplay re-evaluates the decisions of a decision log with the policies of the flags.
+func runReplay(ctx context.Context, stdout io.Writer, f evalFlags) error {
+	if err := checkOutput(f.output, "table", "json", "yaml"); err != nil {
+		return err
+	}
+	if len(f.snapshot) > 0 {
+		return errors.New("--replay re-evaluates logged inputs: it takes no --snapshot")
+	}
+	logged, err := readDecisionLog(f.replay)
+	if err != nil {
+		return err
+	}
+	eng, err := replayEngine(ctx, f.policy)
+	if err != nil {
+		return err
+	}
+	report := &replayReport{PolicyRevision: eng.Revision(), Events: []replayEvent{}}
+	for _, l := range logged {
+		ev := replayOne(ctx, eng, l)
+		switch ev.Outcome {
+		case replaySame:
+			report.Same++
+		case replayDifferent:
+			report.Different++
+		default:
+			report.NotReplayable++
+		}
+		report.Events = append(report.Events, ev)
+	}
+	if err := writeReport(stdout, f.output, report, renderReplayTable); err != nil {
+		return err
+	}
+	if report.Different > 0 {
+		return &exitError{code: exitDenied, err: fmt.Errorf("%d of %d logged decisions come out differently with these policies", report.Different, len(report.Events))}
+	}
+	return nil
+}
+
+func readDecisionLog(path string) ([]decisionlog.Logged, error) {
+	var r io.Reader = os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("--replay: %w", err)
+		}
+		defer func() { _ = f.Close() }()
+		r = f
+	}
+	logged, err := decisionlog.Read(r)
+	if err != nil {
+		return nil, fmt.Errorf("--replay %s: %w", path, err)
+	}
+	return logged, nil
+}
+
+// replayEngine is the embedded policies with --bundle and --policy-dir: without a cluster,
+// the policy ConfigMaps are not read.
+func replayEngine(ctx context.Context, pf policyFlags) (*engine.Engine, error) {
+	base, local, err := pf.base(ctx)
+	if err != nil {
+		return nil, err
+	}
+	base.Modules = append(slices.Clone(base.Modules), local...)
+	return compile(ctx, base)
+}
+
+// replayOne evaluates one logged event's input and compares the decisions.
+func replayOne(ctx context.Context, eng *engine.Engine, l decisionlog.Logged) replayEvent {
+	ev := replayEvent{Line: l.Line, DecisionID: l.Event.DecisionID, Path: l.Event.Path, Timestamp: l.Event.Timestamp.UTC().Format(time.RFC3339)}
+	ev.Namespace, ev.Name = subscriptionOf(l.Event.Input)
+	if l.Decision != nil {
+		ev.Logged = &replayDecision{Allowed: l.Decision.Allowed, Codes: approval.Standing(*l.Decision), Revision: l.Event.Bundles[decisionlog.PolicyBundle].Revision}
+	}
+	switch {
+	case l.Event.Path != decisionlog.PathDecision && l.Event.Path != decisionlog.PathApproval:
+		ev.Outcome, ev.Reason = replayNotReplayable, "not a Tollgate decision (path "+l.Event.Path+")"
+		return ev
+	case l.Event.Input == nil:
+		ev.Outcome, ev.Reason = replayNotReplayable, "logged without input"
+		return ev
+	case ev.Logged == nil:
+		ev.Outcome, ev.Reason = replayNotReplayable, "logged without result.decision"
+		return ev
+	}
+	res := eng.Evaluate(ctx, l.Event.Input)
+	ev.Replayed = &replayDecision{Allowed: res.Decision.Allowed, Codes: approval.Standing(res.Decision), Revision: res.Revision}
+	ev.Outcome = replaySame
+	if !ev.Logged.same(ev.Replayed) {
+		ev.Outcome = replayDifferent
+	}
+	if res.Err != nil {
+		ev.Reason = res.Err.Error()
+	}
+	return ev
+}
+
+// subscriptionOf is input.subscription.metadata's namespace and name.
+func subscriptionOf(in map[string]any) (string, string) {
+	sub, _ := in["subscription"].(map[string]any)
+	meta, _ := sub["metadata"].(map[string]any)
+	ns, _ := meta["namespace"].(string)
+	name, _ := meta["name"].(string)
+	return ns, name
+}
+
+func renderReplayTable(w io.Writer, r *replayReport) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DECISION ID\tPATH\tSUBSCRIPTION\tLOGGED\tREPLAYED\tOUTCOME")
+	for _, e := range r.Events {
+		outcome := e.Outcome
+		if e.Reason != "" && e.Outcome == replayNotReplayable {
+			outcome += " (" + e.Reason + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%s\t%s\n", e.DecisionID, e.Path, e.Namespace, e.Name, e.Logged, e.Replayed, outcome)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d events replayed with policy revision %s: %d same, %d different, %d not replayable\n",
+		len(r.Events), r.PolicyRevision, r.Same, r.Different, r.NotReplayable)
+	return err
+}

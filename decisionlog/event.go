@@ -1,0 +1,163 @@
+package decisionlog
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/tollgate-dev/tollgate/engine"
+)
+
+// Paths of Tollgate's events.
+const (
+	// PathDecision is a decision's path: the query data.tollgate.main.result, as OPA writes
+	// a data path.
+	PathDecision = "tollgate/main/result"
+	// PathApproval is an InstallPlan approval's path.
+	PathApproval = "tollgate/approval"
+	// RequestedBy is every event's requested_by.
+	RequestedBy = "tollgate"
+	// PolicyBundle is the key under bundles of the policy revision (engine.Engine.Revision).
+	PolicyBundle = "tollgate"
+	// ErasedInput is the erased entry of an event logged without its input.
+	ErasedInput = "/input"
+)
+
+// Event is one decision log entry: the fields of OPA's EventV1 that Tollgate sets, with
+// OPA's JSON names, plus input_digest.
+type Event struct {
+	Labels      map[string]string     `json:"labels"`
+	DecisionID  string                `json:"decision_id"`
+	Bundles     map[string]BundleInfo `json:"bundles,omitempty"`
+	Path        string                `json:"path"`
+	Input       map[string]any        `json:"input,omitempty"`
+	Result      any                   `json:"result,omitempty"`
+	Erased      []string              `json:"erased,omitempty"`
+	Error       *EventError           `json:"error,omitempty"`
+	RequestedBy string                `json:"requested_by"`
+	Timestamp   time.Time             `json:"timestamp"`
+	// InputDigest is engine.Digest of the input: the gate's status.decision.inputDigest.
+	InputDigest string `json:"input_digest,omitempty"`
+}
+
+// BundleInfo is a bundle's entry under bundles.
+type BundleInfo struct {
+	Revision string `json:"revision,omitempty"`
+}
+
+// EventError is set when the result is the PolicyError fallback (engine.Result.Err).
+type EventError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// ApprovalResult is the result of an approval event.
+type ApprovalResult struct {
+	Approved     bool             `json:"approved"`
+	InstallPlan  engine.ObjectKey `json:"installPlan"`
+	CSVs         []string         `json:"csvs"`
+	Subscription engine.ObjectKey `json:"subscription"`
+	// Decision is the decision that allowed the approval.
+	Decision engine.Decision `json:"decision"`
+	Revision string          `json:"revision"`
+}
+
+// NewDecisionID is 16 random bytes as a UUID (version 4).
+func NewDecisionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// InstanceID identifies this process in labels.id: the pod's name (POD_NAME) or the host
+// name, and a random suffix, so two runs on one host differ.
+func InstanceID() string {
+	name := os.Getenv("POD_NAME")
+	if name == "" {
+		name, _ = os.Hostname()
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	if name == "" {
+		return hex.EncodeToString(b[:])
+	}
+	return name + "-" + hex.EncodeToString(b[:])
+}
+
+// encode is ev as one JSON line.
+func encode(ev *Event) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ev); err != nil {
+		return nil, fmt.Errorf("encode decision log event: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Logged is one event read back from a decision log.
+type Logged struct {
+	// Line is the event's line number in the log.
+	Line  int
+	Event Event
+	// Decision is result.decision as logged (both kinds of event carry one); nil when absent.
+	Decision *engine.Decision
+}
+
+// maxLine bounds one event's line when reading a log back.
+const maxLine = 64 << 20
+
+// Read reads a decision log: one JSON event per line (blank lines are skipped). Numbers in
+// the input stay exact (json.Number). A line that is no event is an error naming it.
+func Read(r io.Reader) ([]Logged, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	var out []Logged
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		l, err := parse(line)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		l.Line = n
+		out = append(out, l)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read the decision log: %w", err)
+	}
+	return out, nil
+}
+
+func parse(line []byte) (Logged, error) {
+	var l Logged
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&l.Event); err != nil {
+		return l, fmt.Errorf("not a decision log event: %w", err)
+	}
+	var res struct {
+		Result struct {
+			Decision *engine.Decision `json:"decision"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(line, &res); err != nil {
+		return l, fmt.Errorf("result.decision: %w", err)
+	}
+	l.Decision = res.Result.Decision
+	if l.Event.DecisionID == "" || l.Event.Path == "" {
+		return l, fmt.Errorf("not a decision log event: no decision_id or path")
+	}
+	return l, nil
+}
