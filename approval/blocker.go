@@ -17,7 +17,17 @@ const (
 	BlockAudit = "Audit"
 	// BlockAutomatic: the Subscription approves automatically; the plan is OLM's.
 	BlockAutomatic = "Automatic"
+	// BlockTooManyOperators: the plan installs more than MaxBundle operators, more than
+	// Tollgate judges together; the blocker names no CSV and the plan is left to a person.
+	BlockTooManyOperators = "TooManyOperators"
 )
+
+// MaxBundle is the most CSVs a plan may list for Tollgate to judge it. Judging a plan
+// evaluates every member's decision with its companions as peers, each evaluation growing with
+// the plan: the cost is quadratic in the plan's size (200 members: 400 evaluations, tens of
+// seconds on a busy node, for each member's reconcile). A larger plan is held (fail closed)
+// without evaluating its members, with a blocker that says so.
+const MaxBundle = 64
 
 // Blocker is one CSV that holds an InstallPlan, and why.
 type Blocker struct {
@@ -36,6 +46,8 @@ type Blocker struct {
 func (b Blocker) String() string {
 	var why string
 	switch b.Reason {
+	case BlockTooManyOperators:
+		return fmt.Sprintf("the plan installs more than %d operators, more than Tollgate judges together: approve it by hand after checking them", MaxBundle)
 	case BlockNoSubscription:
 		return b.CSV + " (no Subscription in the plan's namespace wants it)"
 	case BlockNoGate:

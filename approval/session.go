@@ -162,6 +162,10 @@ func (s *session) verdict(ctx context.Context, plan *v1alpha1.InstallPlan) (Verd
 	if v.Ineligible = ineligible(plan); v.Ineligible != "" {
 		return v, nil
 	}
+	if len(slices.Compact(slices.Sorted(slices.Values(plan.Spec.ClusterServiceVersionNames)))) > MaxBundle {
+		v.Blockers = append(v.Blockers, Blocker{Reason: BlockTooManyOperators})
+		return v, nil
+	}
 	for _, csv := range plan.Spec.ClusterServiceVersionNames {
 		b, err := s.blocker(ctx, plan.Namespace, csv)
 		if err != nil {

@@ -13,8 +13,8 @@
 // Engine.
 //
 // Evaluate fails closed: a policy error, an undefined, malformed or oversized result, a missed
-// deadline, or a built-in error under an approval gives Allowed=false and a single PolicyError
-// denial saying what went wrong. PolicyError and InstallPlanIncludesBlockedOperator always
+// deadline, an input listing more than MaxOperands operands, or a built-in error under an
+// approval gives Allowed=false and a single PolicyError denial saying what went wrong. PolicyError and InstallPlanIncludesBlockedOperator always
 // stand, whatever the policy says of their override. Denials are sorted (standing first, then
 // code, then message), their texts cut at MaxText, capped at MaxDenials, and their Source names
 // the rule whose METADATA custom.code matches:

@@ -20,6 +20,8 @@ var (
 	ErrResultShape = errors.New("policy result has the wrong shape")
 	// ErrInput: the input document cannot be converted to a Rego value.
 	ErrInput = errors.New("input document is not valid JSON data")
+	// ErrInputTooLarge: the input document lists more than the engine evaluates (MaxOperands).
+	ErrInputTooLarge = errors.New("input document is too large to evaluate")
 )
 
 // CompileErrorItem is one problem in one module, as a person would look for it.

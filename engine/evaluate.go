@@ -31,6 +31,9 @@ func (e *Engine) evaluate(ctx context.Context, input map[string]any, opts ...reg
 			res = policyError(e.revision, fmt.Errorf("%w: panic: %v", ErrEvaluation, p))
 		}
 	}()
+	if r := tooLarge(e.revision, input); r != nil {
+		return r
+	}
 	value, err := ast.InterfaceToValue(input)
 	if err != nil {
 		return policyError(e.revision, fmt.Errorf("%w: %w", ErrInput, err))

@@ -112,7 +112,8 @@ type Result struct {
 	// recheckAt adds a warning too, after that check: it never changes the decision.
 	Warnings []string `json:"warnings,omitempty"`
 	// Err is non-nil when the result is the PolicyError fallback; errors.Is it against the
-	// sentinels (ErrDeadline, ErrUndefined, ErrResultShape, ErrEvaluation, ErrInput).
+	// sentinels (ErrDeadline, ErrUndefined, ErrResultShape, ErrEvaluation, ErrInput,
+	// ErrInputTooLarge).
 	Err error `json:"-"`
 
 	rules []ruleSource // the rule behind each of Decision.Denials, for Explain

@@ -9,5 +9,6 @@
 // Operands are instances of the kinds the installed CSV owns, but a CSV is not trusted to say
 // which kinds those are: a kind of a built-in group (BuiltinGroup) is never an operand, and
 // Config.OperandKinds decides the rest (the manager: served by the CRD the CSV names, and
-// readable by Tollgate; unreadable kinds are reported in the document, not failed on).
+// readable by Tollgate; unreadable kinds are reported in the document, not failed on). At most
+// MaxOperands+1 are listed: past MaxOperands the engine refuses the document (fail closed).
 package input

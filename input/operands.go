@@ -169,8 +169,16 @@ func targetNamespaces(group *operatorsv1.OperatorGroup) []string {
 	return group.Status.Namespaces
 }
 
-// operands lists the instances of kinds in namespaces (nil: all). It returns the kinds it read
-// and, apart, those the reader refused (Forbidden), which are reported rather than failing.
+// MaxOperands is the most operands a document lists for evaluation (engine.MaxOperands, which
+// must equal it). With more, the document lists the first MaxOperands+1 by kind, namespace and
+// name: one more than the engine evaluates, so that the evaluation fails closed with a
+// PolicyError that says so, instead of judging the health on a partial view that could leave a
+// degraded operand out, and without copying every instance of a runaway kind.
+const MaxOperands = 10000
+
+// operands lists the instances of kinds in namespaces (nil: all), at most MaxOperands+1 of
+// them. It returns the kinds it read and, apart, those the reader refused (Forbidden), which
+// are reported rather than failing.
 func (g *gatherer) operands(ctx context.Context, kinds []OwnedKind, namespaces []string) ([]any, []OwnedKind, []*UnreadableError) {
 	seen := map[string]bool{}
 	var found []*unstructured.Unstructured
@@ -198,6 +206,9 @@ func (g *gatherer) operands(ctx context.Context, kinds []OwnedKind, namespaces [
 	slices.SortFunc(found, func(a, b *unstructured.Unstructured) int {
 		return cmp.Or(cmp.Compare(a.GetKind(), b.GetKind()), cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
 	})
+	if len(found) > MaxOperands {
+		found = found[:MaxOperands+1] // the engine refuses more than MaxOperands: no need to copy them all
+	}
 	out := make([]any, 0, len(found))
 	for _, u := range found {
 		m := u.DeepCopy().Object

@@ -16,6 +16,10 @@ type path []any
 func (p path) key(k string) path { return append(slices.Clip(p), k) }
 func (p path) index(i int) path  { return append(slices.Clip(p), i) }
 
+// child is p and step without a copy: siblings share p's array, so the converter descends a
+// document nested n deep in O(n), not O(n²). What keeps a path (a fieldError) clones it.
+func (p path) child(step any) path { return append(p, step) }
+
 // plainKey is a key that reads unquoted in a path; any other is quoted, so a hostile key
 // cannot put control characters on the terminal.
 var plainKey = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
@@ -53,7 +57,7 @@ func (e *fieldError) Error() string { return fmt.Sprintf("%s: %v", e.at, e.err) 
 func (e *fieldError) Unwrap() error { return e.err }
 
 func fieldErrorf(at path, format string, args ...any) *fieldError {
-	return &fieldError{at: at, err: fmt.Errorf(format, args...)}
+	return &fieldError{at: slices.Clone(at), err: fmt.Errorf(format, args...)}
 }
 
 // maxAliasNodes bounds the nodes one file may expand through YAML aliases, so a few lines of
@@ -74,7 +78,7 @@ type converter struct {
 func (c *converter) value(n *yaml.Node, at path, viaAlias bool) (any, error) {
 	if viaAlias {
 		if c.aliased++; c.aliased > maxAliasNodes {
-			return nil, &fieldError{at: at, line: n.Line, err: fmt.Errorf("YAML aliases expand to more than %d values", maxAliasNodes)}
+			return nil, &fieldError{at: slices.Clone(at), line: n.Line, err: fmt.Errorf("YAML aliases expand to more than %d values", maxAliasNodes)}
 		}
 	}
 	switch n.Kind {
@@ -85,10 +89,10 @@ func (c *converter) value(n *yaml.Node, at path, viaAlias bool) (any, error) {
 		return c.value(n.Content[0], at, viaAlias)
 	case yaml.AliasNode:
 		if n.Alias == nil {
-			return nil, &fieldError{at: at, line: n.Line, err: fmt.Errorf("YAML alias *%s refers to no anchor", n.Value)}
+			return nil, &fieldError{at: slices.Clone(at), line: n.Line, err: fmt.Errorf("YAML alias *%s refers to no anchor", n.Value)}
 		}
 		if c.expanding[n.Alias] {
-			return nil, &fieldError{at: at, line: n.Line, err: fmt.Errorf("YAML alias *%s refers to a value that contains it", n.Value)}
+			return nil, &fieldError{at: slices.Clone(at), line: n.Line, err: fmt.Errorf("YAML alias *%s refers to a value that contains it", n.Value)}
 		}
 		if c.expanding == nil {
 			c.expanding = map[*yaml.Node]bool{}
@@ -99,7 +103,7 @@ func (c *converter) value(n *yaml.Node, at path, viaAlias bool) (any, error) {
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for i, item := range n.Content {
-			v, err := c.value(item, at.index(i), viaAlias)
+			v, err := c.value(item, at.child(i), viaAlias)
 			if err != nil {
 				return nil, err
 			}
@@ -120,7 +124,7 @@ func (c *converter) mapping(n *yaml.Node, at path, viaAlias bool) (map[string]an
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := deref(n.Content[i]), n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			return nil, &fieldError{at: at, line: k.Line, err: fmt.Errorf("a key must be a string, not a YAML %s", kindName(k))}
+			return nil, &fieldError{at: slices.Clone(at), line: k.Line, err: fmt.Errorf("a key must be a string, not a YAML %s", kindName(k))}
 		}
 		if k.ShortTag() == "!!merge" {
 			merges = append(merges, v)
@@ -130,7 +134,7 @@ func (c *converter) mapping(n *yaml.Node, at path, viaAlias bool) (map[string]an
 			return nil, &fieldError{at: at.key(k.Value), line: k.Line, err: fmt.Errorf("duplicate key: already set at line %d (a key appears once in a mapping)", line)}
 		}
 		first[k.Value] = k.Line
-		val, err := c.value(v, at.key(k.Value), viaAlias)
+		val, err := c.value(v, at.child(k.Value), viaAlias)
 		if err != nil {
 			return nil, err
 		}
@@ -150,7 +154,7 @@ func (c *converter) mapping(n *yaml.Node, at path, viaAlias bool) (map[string]an
 			}
 			merged, ok := v.(map[string]any)
 			if !ok {
-				return nil, &fieldError{at: at, line: src.Line, err: fmt.Errorf("a merge key (<<) merges mappings, not %s", describe(v))}
+				return nil, &fieldError{at: slices.Clone(at), line: src.Line, err: fmt.Errorf("a merge key (<<) merges mappings, not %s", describe(v))}
 			}
 			for key, val := range merged {
 				if _, set := out[key]; !set {
@@ -165,7 +169,7 @@ func (c *converter) mapping(n *yaml.Node, at path, viaAlias bool) (map[string]an
 // scalar reads a scalar as YAML 1.2 resolves it; timestamps and strings keep their text.
 func scalar(n *yaml.Node, at path) (any, error) {
 	fail := func(format string, args ...any) error {
-		return &fieldError{at: at, line: n.Line, err: fmt.Errorf(format, args...)}
+		return &fieldError{at: slices.Clone(at), line: n.Line, err: fmt.Errorf(format, args...)}
 	}
 	switch n.ShortTag() {
 	case "!!null":
