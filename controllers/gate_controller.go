@@ -58,6 +58,7 @@ type GateReconciler struct {
 
 	operands *operandWatches
 	reader   client.Reader // the cache (operands too), minus the kinds the API server does not serve
+	written  ownWrites     // gates written that the cache may not show yet
 }
 
 // Reconcile is fetch → decide → record → approve for the Subscription req names. The
@@ -65,7 +66,7 @@ type GateReconciler struct {
 // plan is approved: a gate whose status cannot be written (the API server refuses it, a
 // conflict, no permission) approves nothing, so every approval has a recorded decision behind
 // it, and an approval costs one status write and the approval itself. An approval that then
-// fails has its record corrected at once.
+// fails has its record settled by the next evaluation.
 func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if !r.Policies.Loaded() { // the admin's policy is not loaded yet: decide nothing
 		return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -94,8 +95,12 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, r.count("status", err)
 	}
 	approved, err := r.approve(ctx, dec)
-	if approved != approving { // the record names a plan that was not approved: correct it
-		err = errors.Join(err, r.writeStatus(ctx, gate, dec, extra, approved))
+	if approved != approving {
+		// The record names a plan not approved: it changed meanwhile (its event comes) or
+		// the approval failed. The next evaluation approves it or withdraws the record (a
+		// recorded plan still unapproved is withdrawn); a second write now could only guess,
+		// since a plan changed meanwhile may have been approved by then.
+		return ctrl.Result{RequeueAfter: time.Second}, r.count("approve", err)
 	}
 	return ctrl.Result{RequeueAfter: r.requeueAfter(dec)}, r.count("approve", err)
 }
@@ -158,13 +163,20 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 		}
 		blockedSubscriptions.DeleteLabelValues(key.Namespace, key.Name)
 		r.operands.forget(key)
+		r.written.forget(key)
 		gate := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 		return nil, client.IgnoreNotFound(r.Delete(ctx, gate))
 	}
 	gate := &tollgatev1alpha1.UpgradeGate{}
 	err := r.Get(ctx, key, gate)
-	if !apierrors.IsNotFound(err) {
-		return gate, wrap(err, "get gate %s", key)
+	switch {
+	case err == nil:
+		return r.written.latest(key, gate), nil
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("get gate %s: %w", key, err)
+	}
+	if own := r.written.latest(key, nil); own != nil { // created, not in the cache yet
+		return own, nil
 	}
 	gate = gatestatus.New(sub)
 	if err := r.Create(ctx, gate); err != nil {
@@ -173,6 +185,7 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 		}
 		return nil, fmt.Errorf("create gate %s: %w", key, err)
 	}
+	r.written.record(key, "", gate)
 	ctrl.LoggerFrom(ctx).Info("created upgrade gate")
 	return gate, nil
 }
@@ -202,11 +215,13 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	}
 	// A full update with the gate's resourceVersion: a gate changed meanwhile (an admin
 	// edit) conflicts, and its event brings a fresh evaluation.
-	old := gate.Status.Decision
+	old, before := gate.Status.Decision, gate.ResourceVersion
 	gate.Status = next
 	if err := r.Status().Update(ctx, gate); err != nil {
+		r.written.forget(key)
 		return fmt.Errorf("write status of gate %s: %w", key, err)
 	}
+	r.written.record(key, before, gate)
 	// Reported once the status is written, so a retried write does not report twice.
 	r.reportProblems(ctx, gate, problems)
 	if gatestatus.DecisionChanged(old, next.Decision) {

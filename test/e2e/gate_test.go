@@ -133,8 +133,9 @@ func TestAuditModeNeverApproves(t *testing.T) {
 	k := newCluster(t)
 	etcd := k.Install("etcd", "0.9.2", v1alpha1.ApprovalManual)
 	gate := etcd.Gate("evaluated", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
+	patch := client.MergeFrom(gate.DeepCopy()) // the manager writes the status meanwhile
 	gate.Spec.Mode = tollgatev1alpha1.ModeAudit
-	require.NoError(t, k.Client.Update(k.Ctx, gate))
+	require.NoError(t, k.Client.Patch(k.Ctx, gate, patch))
 	plan := etcd.OfferUpgrade("0.9.4")
 	etcd.Gate("allowed", func(g *tollgatev1alpha1.UpgradeGate) bool {
 		return g.Status.Decision.Allowed && g.Status.CurrentCSV == "etcd.v0.9.4"

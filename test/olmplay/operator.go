@@ -1,6 +1,7 @@
 package olmplay
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/stretchr/testify/require"
@@ -148,8 +149,16 @@ func (o *Operator) Gate(what string, ok func(*tollgatev1alpha1.UpgradeGate) bool
 	gate := &tollgatev1alpha1.UpgradeGate{}
 	require.Eventually(o.K.T, func() bool {
 		return o.K.Client.Get(o.K.Ctx, client.ObjectKeyFromObject(o.Sub), gate) == nil && gate.Status.Decision.EvaluatedAt != nil && ok(gate)
-	}, Wait, Tick, "gate %s/%s: %s; last status: %+v, health %+v", o.K.NS, o.Name, what, gate.Status.Decision, gate.Status.Health)
+	}, Wait, Tick, "gate %s/%s: %s; %s", o.K.NS, o.Name, what, lastStatus{gate})
 	return gate
+}
+
+// lastStatus prints the gate's status when the message is formatted, after the polls (the
+// arguments of a failure message are evaluated before them).
+type lastStatus struct{ gate *tollgatev1alpha1.UpgradeGate }
+
+func (l lastStatus) String() string {
+	return fmt.Sprintf("last status: %+v, health %+v", l.gate.Status.Decision, l.gate.Status.Health)
 }
 
 // BlockedBy waits until the gate denies with code.

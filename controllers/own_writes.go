@@ -1,0 +1,48 @@
+package controllers
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+)
+
+// ownWrites remembers the last version of each gate this manager wrote until its cache has
+// it. The cache trails the API server by a watch event, and events come in bursts (OLM
+// writes a Subscription's status, then its plan's): a reconcile right after a write would read
+// the gate as it was before, and its own write would conflict, cost a retry and delay the
+// approval, or its create would find the gate already there.
+type ownWrites struct{ m sync.Map } // types.NamespacedName → ownWrite
+
+type ownWrite struct {
+	before string // the resourceVersion the write replaced; "" for a create
+	gate   *tollgatev1alpha1.UpgradeGate
+}
+
+// record notes that gate, which had resourceVersion before, was written.
+func (w *ownWrites) record(key types.NamespacedName, before string, gate *tollgatev1alpha1.UpgradeGate) {
+	w.m.Store(key, ownWrite{before: before, gate: gate.DeepCopy()})
+}
+
+// latest returns the gate to work on, given the cache's copy (nil when the cache has none):
+// the gate as written when the cache still shows what the write replaced, else the cache's.
+func (w *ownWrites) latest(key types.NamespacedName, cached *tollgatev1alpha1.UpgradeGate) *tollgatev1alpha1.UpgradeGate {
+	v, ok := w.m.Load(key)
+	if !ok {
+		return cached
+	}
+	own := v.(ownWrite)
+	seen := ""
+	if cached != nil {
+		seen = cached.ResourceVersion
+	}
+	if seen == own.before {
+		return own.gate.DeepCopy()
+	}
+	w.m.Delete(key) // the cache caught up, or someone else wrote since
+	return cached
+}
+
+// forget drops what is remembered of a gate: it is gone, or a write showed the memory stale.
+func (w *ownWrites) forget(key types.NamespacedName) { w.m.Delete(key) }
