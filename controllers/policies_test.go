@@ -172,8 +172,10 @@ func hold(pkg, code, sub string) string {
 }
 
 func TestABrokenConfigMapDoesNotHoldBackAnEmergencyDeny(t *testing.T) {
-	tb := newPolicyTestbed(t, regoMap("site", hold("tollgate.site", "SiteHold", "mysql")))
+	good := regoMap("site", hold("tollgate.site", "SiteHold", "mysql"))
+	tb := newPolicyTestbed(t, good.DeepCopy())
 	require.True(t, tb.decide("etcd").Decision.Allowed)
+	assert.Equal(t, policysource.Digest(*good), tb.status("site").ServingDigest)
 
 	tb.update("site", func(cm *corev1.ConfigMap) { cm.Data["site.rego"] = "package tollgate.site\n\ndeny contains d if {\n" })
 	require.NoError(t, tb.c.Create(context.Background(), regoMap("emergency", hold("tollgate.emergency", "EmergencyHold", "etcd"))))
@@ -186,7 +188,9 @@ func TestABrokenConfigMapDoesNotHoldBackAnEmergencyDeny(t *testing.T) {
 	assert.Equal(t, policysource.ServingPrevious, site.Serving)
 	require.NotEmpty(t, site.Errors)
 	assert.Equal(t, "configmap/site/site.rego", site.Errors[0].File)
-	assert.Equal(t, policysource.Status{Status: "ok", Serving: policysource.ServingCurrent}, tb.status("emergency"))
+	assert.Equal(t, policysource.Digest(*good), site.ServingDigest, "the digest of the last good version, which is served")
+	emergency := regoMap("emergency", hold("tollgate.emergency", "EmergencyHold", "etcd"))
+	assert.Equal(t, policysource.Status{Status: "ok", Serving: policysource.ServingCurrent, ServingDigest: policysource.Digest(*emergency)}, tb.status("emergency"))
 }
 
 func TestRemovingThePolicyLabelTakesAConfigMapOutOfService(t *testing.T) {
@@ -220,6 +224,7 @@ func TestAConfigMapBrokenAtStartFailsClosedUntilFixedOrRemoved(t *testing.T) {
 	assert.Equal(t, tollgatev1alpha1.CodePolicyError, res.Decision.BlockedBy(), "its policy may have been in force before the restart")
 	assert.Contains(t, res.Decision.Denials[0].Message, "broken")
 	assert.Equal(t, policysource.ServingNone, tb.status("broken").Serving)
+	assert.Empty(t, tb.status("broken").ServingDigest, "no version of it is served")
 
 	// A later change of another ConfigMap goes in, and the failure stays.
 	tb.update("emergency", func(cm *corev1.ConfigMap) {

@@ -201,6 +201,9 @@ func (r *PolicyReconciler) report(ctx context.Context, cms []corev1.ConfigMap, r
 		cm := &cms[i]
 		seen[cm.Name] = true
 		status := r.configMapStatus(ctx, cm, res.Sources[cm.Name])
+		if served, ok := res.Served.ConfigMap(cm.Name); ok { // what tollgate explain compares with
+			status.ServingDigest = policysource.Digest(served)
+		}
 		if err := r.annotate(ctx, cm, status); err != nil {
 			return r.countPolicy(err)
 		}

@@ -45,6 +45,10 @@ type Report struct {
 	Conditions     []engine.Condition `json:"conditions"`
 	// Stored is the decision the manager last wrote into the UpgradeGate, when asked for.
 	Stored *Stored `json:"stored,omitempty"`
+	// PolicyMismatch says how explain's policy set differs from the one the manager runs, when
+	// it does (see Explainer.Policy): Allowed and Denials are then explain's evaluation, not
+	// necessarily the manager's decision, which is Stored.
+	PolicyMismatch *PolicyMismatch `json:"policyMismatch,omitempty"`
 	// Notices are things a person must know beyond the denials (Automatic approval, Audit mode).
 	Notices []Remedy `json:"notices"`
 	// Notes are the policies' print() and trace() notes and built-in errors.
@@ -94,8 +98,10 @@ type Explainer struct {
 	// Self is how a person runs this program, for the commands it suggests: "tollgate" or
 	// "kubectl tollgate".
 	Self string
-	// WithStored adds the decision the manager last stored in the gate (live clusters).
+	// WithStored adds the decision the manager last stored in the gate.
 	WithStored bool
+	// Policy, when set, is compared with the policy set the manager runs (Report.PolicyMismatch).
+	Policy *PolicyView
 }
 
 // Explain decides the Subscription key, traces the evaluation, and reports.
@@ -116,6 +122,7 @@ func (x *Explainer) Explain(ctx context.Context, key types.NamespacedName) (*Rep
 	if x.WithStored {
 		rep.Stored, rep.Notices = x.stored(dec, ex.Result, rep.Notices)
 	}
+	rep.PolicyMismatch = x.mismatch(dec.Gate, ex.Result)
 	return rep, nil
 }
 
@@ -184,7 +191,7 @@ func (x *Explainer) stored(dec *approval.Decision, res *engine.Result, notices [
 	}
 	s := &Stored{Allowed: d.Allowed, BlockedBy: d.BlockedBy, PolicyRevision: d.PolicyRevision,
 		EvaluatedAt: d.EvaluatedAt.UTC().Format(time.RFC3339), LastApproved: d.LastApprovedInstallPlan}
-	if d.PolicyRevision != "" && d.PolicyRevision != res.Revision {
+	if d.PolicyRevision != "" && d.PolicyRevision != res.Revision && x.Policy == nil { // else PolicyMismatch says it
 		notices = append(notices, Remedy{Text: fmt.Sprintf("The manager decided with policy revision %s, this explanation uses %s: the policies differ (a ConfigMap changed, or bundles or flags such as --policy-dir differ).", d.PolicyRevision, res.Revision)})
 	}
 	return s, notices

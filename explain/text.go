@@ -57,18 +57,25 @@ func (r *Report) writeSubscription(p *printer) {
 }
 
 func (r *Report) writeDecision(p *printer) {
-	p.line("Decision: %s", r.headline())
-	p.line("  evaluated at %s with policy revision %s", r.Now, r.PolicyRevision)
-	if s := r.Stored; s != nil {
-		stored := "allowed"
-		if !s.Allowed {
-			stored = "held by " + orDefault(s.BlockedBy, "a denial")
-		}
-		p.line("  the manager's last decision: %s (at %s, policy revision %s)", stored, s.EvaluatedAt, s.PolicyRevision)
-		if s.LastApproved != "" {
-			p.line("  last InstallPlan Tollgate approved: %s", s.LastApproved)
-		}
+	m, s := r.PolicyMismatch, r.Stored
+	switch {
+	case m != nil && m.Decision == DecisionOfManager && s != nil: // never explain's as the manager's
+		p.line("Decision: %s (the manager's, as recorded in the UpgradeGate at %s with policy revision %s)", s.headline(), s.EvaluatedAt, s.PolicyRevision)
+		p.line("  explain's own evaluation, with a different policy set (revision %s, at %s): %s", r.PolicyRevision, r.Now, r.headline())
+	case m != nil:
+		p.line("Decision: %s (explain's evaluation, not necessarily the manager's: the policy sets differ)", r.headline())
+		p.line("  evaluated at %s with policy revision %s", r.Now, r.PolicyRevision)
+	default:
+		p.line("Decision: %s", r.headline())
+		p.line("  evaluated at %s with policy revision %s", r.Now, r.PolicyRevision)
 	}
+	if s != nil && (m == nil || m.Decision != DecisionOfManager) {
+		p.line("  the manager's last decision: %s (at %s, policy revision %s)", s.decision(), s.EvaluatedAt, s.PolicyRevision)
+	}
+	if s != nil && s.LastApproved != "" {
+		p.line("  last InstallPlan Tollgate approved: %s", s.LastApproved)
+	}
+	r.writeMismatch(p)
 	for _, n := range r.Notices {
 		p.blank()
 		p.line("Note: %s", wrap(n.Text, 100, "  "))
@@ -76,6 +83,43 @@ func (r *Report) writeDecision(p *printer) {
 			p.line("    %s", n.Command)
 		}
 	}
+}
+
+// writeMismatch names each difference between explain's policy set and the manager's.
+func (r *Report) writeMismatch(p *printer) {
+	m := r.PolicyMismatch
+	if m == nil {
+		return
+	}
+	text := "explain's policy set differs from the one the manager runs, so this evaluation may disagree with the manager's decision"
+	switch {
+	case m.Decision == DecisionOfManager:
+		text = "explain cannot reproduce the policy set the manager runs, so the decision above is the one the manager recorded, " +
+			"not explain's; explain's own evaluation and everything below it (denials, InstallPlans, conditions) come from explain's policy set and may differ from the manager's"
+	case r.Stored == nil:
+		text += ", and the gate records no decision of the manager's to show instead"
+	}
+	p.blank()
+	p.line("Note: %s:", wrap(text, 100, "  "))
+	for _, d := range m.Differences {
+		p.line("  - %s", wrap(d.Message, 100, "    "))
+	}
+}
+
+// headline is the stored decision as the headline of a report.
+func (s *Stored) headline() string {
+	if s.Allowed {
+		return "ALLOWED"
+	}
+	return "HELD by " + orDefault(s.BlockedBy, "a denial")
+}
+
+// decision is the stored decision in a few words.
+func (s *Stored) decision() string {
+	if s.Allowed {
+		return "allowed"
+	}
+	return "held by " + orDefault(s.BlockedBy, "a denial")
 }
 
 func (r *Report) writePlans(p *printer) {

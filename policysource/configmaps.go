@@ -2,6 +2,9 @@ package policysource
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,6 +46,37 @@ type Status struct {
 	// Serving says which version of the ConfigMap's policy is in service: ServingCurrent,
 	// ServingPrevious (its last good version: the current one is rejected) or ServingNone.
 	Serving string `json:"serving,omitempty"`
+	// ServingDigest is the Digest of the version in service (the current or the last good
+	// one); empty when none is, and in annotations written before it was recorded. tollgate
+	// explain compares it with the version it reads.
+	ServingDigest string `json:"servingDigest,omitempty"`
+}
+
+// Digest identifies one version of a policy ConfigMap: 12 hex digits of a sha256 over what
+// Assemble reads from it, its Label value and its data keys and values. Equal versions have
+// equal digests, whatever the ConfigMap's other metadata.
+func Digest(cm corev1.ConfigMap) string {
+	h := sha256.New()
+	write := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
+	write(cm.Labels[Label])
+	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
+		write(k)
+		write(cm.Data[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// StatusOf reads cm's StatusAnnotation: nil when it has none, an error when it is not JSON.
+func StatusOf(cm corev1.ConfigMap) (*Status, error) {
+	raw, ok := cm.Annotations[StatusAnnotation]
+	if !ok {
+		return nil, nil
+	}
+	var st Status
+	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		return nil, fmt.Errorf("the %s annotation of ConfigMap %s is not JSON: %w", StatusAnnotation, cm.Name, err)
+	}
+	return &st, nil
 }
 
 // Set is a candidate policy set, with where each part came from.

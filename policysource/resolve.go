@@ -36,6 +36,12 @@ type Versions struct {
 	known      bool // bundles is known (nil bundles are a version too: none)
 }
 
+// ConfigMap is the version of the ConfigMap name in v, if v has one.
+func (v Versions) ConfigMap(name string) (corev1.ConfigMap, bool) {
+	cm, ok := v.configMaps[name]
+	return cm, ok
+}
+
 // SourceStatus is what became of one source's current version.
 type SourceStatus struct {
 	// Serving is ServingCurrent, ServingPrevious or ServingNone.

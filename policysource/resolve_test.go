@@ -116,6 +116,12 @@ func TestResolveKeepsABrokenConfigMapAtItsLastGoodVersionAndServesTheOthers(t *t
 	assert.Equal(t, []string{"EmergencyHold"}, codes(res.Engine.Evaluate(ctx, firstInstall("etcd"))))
 	assert.Equal(t, []string{"SiteHold"}, codes(res.Engine.Evaluate(ctx, firstInstall("mysql"))), "site's last good version stays in force")
 
+	served, ok := res.Served.ConfigMap("site")
+	require.True(t, ok)
+	assert.Equal(t, Digest(site), Digest(served), "Served holds the version in service: the last good one")
+	_, ok = res.Served.ConfigMap("newcomer")
+	assert.False(t, ok, "none of newcomer is served")
+
 	// The next resolve starts from what was served: site is still at its last good version.
 	again := resolved(t, []corev1.ConfigMap{broken, emergency, newcomer}, res.Served)
 	assert.Equal(t, res.Engine.Revision(), again.Engine.Revision())

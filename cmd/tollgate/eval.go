@@ -17,6 +17,7 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/explain"
 	"github.com/tollgate-dev/tollgate/gatestatus"
 	"github.com/tollgate-dev/tollgate/input"
 	"github.com/tollgate-dev/tollgate/snapshot"
@@ -168,6 +169,7 @@ type offline struct {
 	decider *approval.Decider
 	now     time.Time
 	warn    io.Writer
+	policy  *explain.PolicyView // the policy set's sources, for explain
 }
 
 // openOffline loads the snapshot and the policies, and gives every Subscription the gate the
@@ -181,7 +183,7 @@ func openOffline(ctx context.Context, paths []string, pf policyFlags, df decisio
 	if err != nil {
 		return nil, err
 	}
-	eng, err := pf.engine(ctx, snap, warn)
+	eng, view, err := pf.build(ctx, snap, warn)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +191,7 @@ func openOffline(ctx context.Context, paths []string, pf policyFlags, df decisio
 		return nil, err
 	}
 	d := &approval.Decider{Reader: snap, Policies: eng, Input: cfg, Now: func() time.Time { return now }}
-	return &offline{snap: snap, engine: eng, decider: d, now: now, warn: warn}, nil
+	return &offline{snap: snap, engine: eng, decider: d, now: now, warn: warn, policy: view}, nil
 }
 
 // loadSnapshot reads the snapshot whole or not at all: a document that cannot be read as what

@@ -36,6 +36,11 @@ that produced it, the facts it rests on and what would lift it (what the operato
 or the kubectl patch of an admin override); the InstallPlans waiting; the operands' health;
 and the Subscription's conditions.
 
+It compares its policy set with the one the manager runs (the policy revision the gate was
+decided with, and the version of each policy ConfigMap the manager says it serves); when they
+differ it names each difference and leads with the decision the manager recorded in the gate,
+labelled as the manager's, never its own evaluation in its place.
+
 With --snapshot it explains from a snapshot instead of a live cluster (as eval evaluates it).`,
 		Example: `  # why is the etcd upgrade in namespace operators not happening?
   tollgate explain -n operators etcd
@@ -93,7 +98,8 @@ func (f *explainFlags) explainer(ctx context.Context, stderr io.Writer) (*explai
 		if err != nil {
 			return nil, "", err
 		}
-		return &explain.Explainer{Decider: off.decider, Engine: off.engine, Self: selfName()}, orDefault(f.cluster.namespace, "default"), nil
+		x := &explain.Explainer{Decider: off.decider, Engine: off.engine, Self: selfName(), WithStored: true, Policy: off.policy}
+		return x, orDefault(f.cluster.namespace, "default"), nil
 	}
 	now, cfg, err := f.decision.parse()
 	if err != nil {
@@ -103,12 +109,12 @@ func (f *explainFlags) explainer(ctx context.Context, stderr io.Writer) (*explai
 	if err != nil {
 		return nil, "", err
 	}
-	eng, err := f.policy.engine(ctx, c, stderr)
+	eng, view, err := f.policy.build(ctx, c, stderr)
 	if err != nil {
 		return nil, "", err
 	}
 	d := &approval.Decider{Reader: c, Policies: eng, Input: cfg, Now: func() time.Time { return now }}
-	return &explain.Explainer{Decider: d, Engine: eng, Self: selfName(), WithStored: true}, ns, nil
+	return &explain.Explainer{Decider: d, Engine: eng, Self: selfName(), WithStored: true, Policy: view}, ns, nil
 }
 
 func orDefault(s, def string) string {

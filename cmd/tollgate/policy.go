@@ -8,9 +8,11 @@ import (
 	"slices"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/explain"
 	"github.com/tollgate-dev/tollgate/policysource"
 )
 
@@ -34,9 +36,17 @@ func (f *policyFlags) bind(cmd *cobra.Command) {
 // local change is the last word). ConfigMaps the manager would reject are reported on warn
 // and left out, as the manager keeps them out of service.
 func (f *policyFlags) engine(ctx context.Context, r client.Reader, warn io.Writer) (*engine.Engine, error) {
+	e, _, err := f.build(ctx, r, warn)
+	return e, err
+}
+
+// build is engine, and what explain compares with the policy set the manager runs: the policy
+// ConfigMaps read, whether each is in the set, and what the manager says it serves of each.
+func (f *policyFlags) build(ctx context.Context, r client.Reader, warn io.Writer) (*engine.Engine, *explain.PolicyView, error) {
+	view := &explain.PolicyView{Bundles: f.bundles, PolicyDir: f.dir}
 	base, local, err := f.base(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	withLocal := func(o engine.Options) engine.Options {
 		o.Modules = append(slices.Clone(o.Modules), local...)
@@ -44,25 +54,42 @@ func (f *policyFlags) engine(ctx context.Context, r client.Reader, warn io.Write
 	}
 	own, err := compile(ctx, withLocal(base)) // the flags' own policies must compile
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	set, err := policysource.Read(ctx, r, f.namespace, base)
 	if err != nil {
 		fmt.Fprintf(warn, "warning: cannot read the policy ConfigMaps in %s (%v); they are left out\n", f.namespace, err)
-		return own, nil
+		return own, view, nil
 	}
 	if len(set.ConfigMaps) == 0 {
-		return own, nil
+		return own, view, nil
 	}
 	set.Options = withLocal(set.Options)
-	if e, err := set.Compile(ctx); e != nil || err != nil {
-		return e, err
+	e, err := set.Compile(ctx)
+	view.ConfigMaps = f.sources(set.ConfigMaps, e != nil)
+	if e != nil || err != nil {
+		return e, view, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(set.Problems)) {
 		fmt.Fprintf(warn, "warning: policy ConfigMap %s/%s is not in service: %s\n", f.namespace, name, &engine.CompileError{Items: set.Problems[name]})
 	}
 	fmt.Fprintf(warn, "warning: the manager keeps its last good policy set while a ConfigMap is rejected; this evaluation leaves all policy ConfigMaps out\n")
-	return own, nil
+	return own, view, nil
+}
+
+// sources describes the policy ConfigMaps cms for explain: used says whether they are in the set.
+func (f *policyFlags) sources(cms []corev1.ConfigMap, used bool) []explain.PolicySource {
+	out := make([]explain.PolicySource, 0, len(cms))
+	for _, cm := range cms {
+		s := explain.PolicySource{Namespace: f.namespace, Name: cm.Name, Digest: policysource.Digest(cm), Used: used}
+		st, err := policysource.StatusOf(cm)
+		if err != nil {
+			s.Unreadable = err.Error()
+		}
+		s.Manager = st
+		out = append(out, s)
+	}
+	return out
 }
 
 // base is the embedded policies with --bundle, and the --policy-dir modules.
