@@ -59,6 +59,7 @@ type GateReconciler struct {
 	operands *operandWatches
 	reader   client.Reader // the cache (operands too), minus the kinds the API server does not serve
 	written  ownWrites     // gates written that the cache may not show yet
+	planning planning      // gates whose status waits while OLM prepares a plan
 }
 
 // Reconcile is fetch → decide → record → approve for the Subscription req names. The
@@ -91,8 +92,9 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err != nil {
 		return ctrl.Result{}, r.count("gather", err)
 	}
-	if err := r.writeStatus(ctx, gate, after, extra, approving); err != nil {
-		return ctrl.Result{}, r.count("status", err)
+	waiting, err := r.writeStatus(ctx, gate, after, extra, approving)
+	if err != nil || waiting > 0 {
+		return ctrl.Result{RequeueAfter: waiting}, r.count("status", err)
 	}
 	approved, err := r.approve(ctx, dec)
 	if approved != approving {
@@ -164,6 +166,7 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 		blockedSubscriptions.DeleteLabelValues(key.Namespace, key.Name)
 		r.operands.forget(key)
 		r.written.forget(key)
+		r.planning.since.Delete(key)
 		gate := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 		return nil, client.IgnoreNotFound(r.Delete(ctx, gate))
 	}
@@ -192,8 +195,9 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 
 // writeStatus writes the gate's status only when it changed, and reports a changed
 // decision as an Event on the Subscription and its pending plans. approving names the plan
-// about to be approved, if any.
-func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition, approving string) error {
+// about to be approved, if any. A change that is neither a new decision nor an approval waits
+// while OLM prepares a plan (planningDelay): then it returns how much longer, writing nothing.
+func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition, approving string) (time.Duration, error) {
 	key := client.ObjectKeyFromObject(gate)
 	next, problems := gatestatus.Next(gate.Status, gatestatus.Observation{
 		Generation:   gate.Generation,
@@ -211,15 +215,20 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	}
 	blockedSubscriptions.WithLabelValues(key.Namespace, key.Name).Set(blocked)
 	if equality.Semantic.DeepEqual(gate.Status, next) {
-		return nil
+		return 0, nil
+	}
+	old, before := gate.Status.Decision, gate.ResourceVersion
+	urgent := approving != "" || old.EvaluatedAt == nil || gatestatus.DecisionChanged(old, next.Decision) ||
+		next.ObservedGeneration != gate.Status.ObservedGeneration
+	if wait := r.planning.wait(key, urgent, dec.PendingInstallPlans, r.now()); wait > 0 {
+		return wait, nil
 	}
 	// A full update with the gate's resourceVersion: a gate changed meanwhile (an admin
 	// edit) conflicts, and its event brings a fresh evaluation.
-	old, before := gate.Status.Decision, gate.ResourceVersion
 	gate.Status = next
 	if err := r.Status().Update(ctx, gate); err != nil {
 		r.written.forget(key)
-		return fmt.Errorf("write status of gate %s: %w", key, err)
+		return 0, fmt.Errorf("write status of gate %s: %w", key, err)
 	}
 	r.written.record(key, before, gate)
 	// Reported once the status is written, so a retried write does not report twice.
@@ -233,7 +242,7 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 		}
 		decisionsTotal.WithLabelValues(outcome, next.Decision.BlockedBy).Inc()
 	}
-	return nil
+	return 0, nil
 }
 
 // unapproved names the pending plans not approved yet.
