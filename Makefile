@@ -102,6 +102,14 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 30s), one by one; plain go t
 	$(GO) test -run '^$$' -fuzz '^FuzzReadTarball$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./policysource/
 	$(GO) test -run '^$$' -fuzz '^FuzzNoApprovalWhileNotUpgradeable$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./approval/
 
+# SOAK_OPS is how many operations `make soak` plays; SOAK_SEED replays a seed (random when empty).
+SOAK_OPS ?= 3000
+SOAK_SEED ?=
+
+.PHONY: soak
+soak: controlplane ## Run the long soak: SOAK_OPS (3000) random operations under the manager, every approval checked (SOAK_SEED= replays one).
+	TOLLGATE_SOAK_OPS=$(SOAK_OPS) TOLLGATE_SOAK_SEED=$(SOAK_SEED) $(GO) test -count=1 -v -run '^TestSoak$$' -timeout 60m ./test/soak/
+
 .PHONY: bench
 bench: ## Run the benchmarks (5 runs each) and print one table: figure, baseline (same run), ratio, target.
 	@mkdir -p bin

@@ -33,6 +33,8 @@ type Suite struct {
 	SetUp func(ctx context.Context, env *controlplane.Env) (*rest.Config, error)
 	// Started, if set, receives the manager's policies before the tests run.
 	Started func(*controllers.Policies)
+	// Workers is how many Subscriptions the manager reconciles at once; zero means one.
+	Workers int
 }
 
 // Run starts the control plane and the manager, runs the tests, stops both and returns the
@@ -97,7 +99,7 @@ func (s Suite) manager(ctx context.Context, env *controlplane.Env) (ctrl.Manager
 	if err != nil {
 		return nil, err
 	}
-	policies, err := controllers.Setup(ctx, mgr, controllers.Options{PolicyNamespace: s.PolicyNamespace})
+	policies, err := controllers.Setup(ctx, mgr, controllers.Options{PolicyNamespace: s.PolicyNamespace, Workers: s.Workers})
 	if err != nil {
 		return nil, err
 	}
