@@ -29,7 +29,7 @@ func (r *GateReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Tollgate's output, and a bundled plan's peers are judged on their own state, so a
 		// status write re-evaluates nothing.
 		Watches(&tollgatev1alpha1.UpgradeGate{}, &handler.EnqueueRequestForObject{},
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			builder.WithPredicates(r.written.forgetSeen(), predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.ClusterServiceVersion{}, r.mapTo(sameNamespace, r.byCSV)).
 		Watches(&v1alpha1.InstallPlan{}, r.mapTo(sameNamespace, r.byInstallPlan)).
 		Watches(&v1alpha1.CatalogSource{}, r.mapTo(r.catalogScope, all)).

@@ -4,8 +4,12 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/input"
 )
 
 // ownWrites remembers the last version of each gate this manager wrote until its cache has
@@ -20,9 +24,30 @@ type ownWrite struct {
 	gate   *tollgatev1alpha1.UpgradeGate
 }
 
-// record notes that gate, which had resourceVersion before, was written.
+// record notes that gate, which had resourceVersion before, was written. The copy is trimmed
+// as the cache trims (the API server's answer carries managed fields again).
 func (w *ownWrites) record(key types.NamespacedName, before string, gate *tollgatev1alpha1.UpgradeGate) {
-	w.m.Store(key, ownWrite{before: before, gate: gate.DeepCopy()})
+	own := gate.DeepCopy()
+	_, _ = input.Trim(own)
+	w.m.Store(key, ownWrite{before: before, gate: own})
+}
+
+// seen is told of every version of a gate the cache receives: once it is past what a write
+// replaced, the cache holds the write (or a later version) and the copy is dropped.
+func (w *ownWrites) seen(obj client.Object) {
+	key := client.ObjectKeyFromObject(obj)
+	if v, ok := w.m.Load(key); ok && v.(ownWrite).before != obj.GetResourceVersion() {
+		w.m.CompareAndDelete(key, v)
+	}
+}
+
+// forgetSeen is a predicate that passes every event on and drops the copies the cache has
+// caught up with (predicates see an event once the cache holds its object).
+func (w *ownWrites) forgetSeen() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { w.seen(e.Object); return true },
+		UpdateFunc: func(e event.UpdateEvent) bool { w.seen(e.ObjectNew); return true },
+	}
 }
 
 // latest returns the gate to work on, given the cache's copy (nil when the cache has none):

@@ -1,0 +1,36 @@
+package controllers
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+)
+
+func TestTheGateLastWrittenServesUntilTheCacheHasIt(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "etcd"}
+	gate := func(rv string) *tollgatev1alpha1.UpgradeGate {
+		return &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd", ResourceVersion: rv,
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "tollgate"}}}}
+	}
+	var w ownWrites
+	assert.Equal(t, "1", w.latest(key, gate("1")).ResourceVersion, "nothing written: the cache's")
+
+	w.record(key, "1", gate("2"))
+	got := w.latest(key, gate("1"))
+	assert.Equal(t, "2", got.ResourceVersion, "the cache still shows what the write replaced: the written one")
+	assert.Nil(t, got.ManagedFields, "kept trimmed, as the cache keeps it")
+
+	w.seen(gate("1"))
+	assert.Equal(t, "2", w.latest(key, gate("1")).ResourceVersion, "an older version seen changes nothing")
+	w.seen(gate("2"))
+	assert.Equal(t, "1", w.latest(key, gate("1")).ResourceVersion, "once the cache had the write, the copy is gone")
+
+	w.record(key, "", gate("3"))
+	assert.Equal(t, "3", w.latest(key, nil).ResourceVersion, "created, not in the cache yet")
+	assert.Equal(t, "5", w.latest(key, gate("5")).ResourceVersion, "someone else wrote since: the cache's")
+	assert.Nil(t, w.latest(key, nil), "and the copy is dropped")
+}
