@@ -96,6 +96,9 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err != nil || waiting > 0 {
 		return ctrl.Result{RequeueAfter: waiting}, r.count("status", err)
 	}
+	if approving == "" {
+		return ctrl.Result{RequeueAfter: r.requeueAfter(dec)}, nil
+	}
 	approved, err := r.approve(ctx, dec)
 	if approved != approving {
 		// The record names a plan not approved: it changed meanwhile (its event comes) or
@@ -108,7 +111,9 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 }
 
 // afterApproval names the last plan dec lets Tollgate approve, if any, and returns the
-// decision as it will stand once the approvals land: what the status records.
+// decision as it will stand once the approvals land: what the status records. When that
+// decision does not allow, nothing is approved: the decision recorded behind an approval is
+// always an allowing one.
 func (r *GateReconciler) afterApproval(ctx context.Context, dec *approval.Decision) (string, *approval.Decision, error) {
 	view := approvedView{Reader: r.reader, plans: map[client.ObjectKey]bool{}}
 	name := ""
@@ -124,6 +129,9 @@ func (r *GateReconciler) afterApproval(ctx context.Context, dec *approval.Decisi
 	after, err := r.decider(view).Decide(ctx, client.ObjectKeyFromObject(dec.Subscription))
 	if after == nil || err != nil {
 		return "", nil, wrap(cmp.Or(err, errors.New("the Subscription is gone")), "decide %s/%s", dec.Subscription.Namespace, dec.Subscription.Name)
+	}
+	if !after.Result.Decision.Allowed { // a policy that objects to the approved state: approve nothing
+		return "", dec, nil
 	}
 	return name, after, nil
 }

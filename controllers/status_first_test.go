@@ -28,6 +28,7 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
+	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/test/controlplane"
 )
 
@@ -170,4 +171,38 @@ func firstInstallWaiting(t *testing.T, ctx context.Context, c client.Client) *v1
 		InstallPlanRef: &corev1.ObjectReference{Kind: "InstallPlan", Namespace: ns.Name, Name: plan.Name, APIVersion: "operators.coreos.com/v1alpha1"}}
 	require.NoError(t, c.Status().Update(ctx, sub))
 	return plan
+}
+
+// A policy that objects to the state once the plan is approved (here: any approved plan)
+// gets no approval: the decision recorded behind an approval is always an allowing one.
+func TestNoApprovalWhenTheApprovedStateIsDenied(t *testing.T) {
+	ctrl.SetLogger(logr.Discard())
+	env, err := controlplane.Start(controlplane.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme: apis.NewScheme(), Cache: controllers.CacheOptions("tollgate-system"),
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	require.NoError(t, err)
+	site := "package tollgate.site\n\ndeny contains {\"code\": \"NoApprovedPlans\", \"message\": \"a plan is approved\"} if {\n\tsome p in input.pendingInstallPlans\n\tp.spec.approved\n}\n"
+	_, err = controllers.Setup(ctx, mgr, controllers.Options{PolicyNamespace: "tollgate-system",
+		Engine: engine.Options{Modules: []engine.Module{{Path: "site/approved.rego", Source: site}}}})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+
+	plan := firstInstallWaiting(t, ctx, env.Client)
+	require.Eventually(t, func() bool {
+		gate := &tollgatev1alpha1.UpgradeGate{}
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.Allowed
+	}, 20*time.Second, 10*time.Millisecond, "the plan as it is is allowed")
+	require.Never(t, func() bool {
+		got := &v1alpha1.InstallPlan{}
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), got) == nil && got.Spec.Approved
+	}, 2*time.Second, 50*time.Millisecond, "the approved state is denied, so nothing is approved")
 }
