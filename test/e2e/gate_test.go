@@ -79,8 +79,9 @@ func TestAnUpgradeGateOverrideReleasesTheUpgradeAndIsRecorded(t *testing.T) {
 	plan := etcd.OfferUpgrade("0.9.4")
 	gate := etcd.BlockedBy(tollgatev1alpha1.CodeOperatorNotUpgradeable)
 
+	patch := client.MergeFrom(gate.DeepCopy()) // the manager may write the status meanwhile
 	gate.Spec.Overrides = []tollgatev1alpha1.Override{{Code: tollgatev1alpha1.CodeOperatorNotUpgradeable, Reason: "CHG-1234: vendor confirmed"}}
-	require.NoError(t, k.Client.Update(k.Ctx, gate))
+	require.NoError(t, k.Client.Patch(k.Ctx, gate, patch))
 	k.Approved(plan)
 	gate = etcd.Gate("allowed with an overridden denial", func(g *tollgatev1alpha1.UpgradeGate) bool {
 		return g.Status.Decision.Allowed && olmplay.HasDenial(g, tollgatev1alpha1.CodeOperatorNotUpgradeable, true)
@@ -97,8 +98,9 @@ func TestAnExpiredOverrideHoldsAgainWithoutAnyChange(t *testing.T) {
 	gate := etcd.BlockedBy(tollgatev1alpha1.CodeOperatorNotUpgradeable)
 
 	expires := metav1.NewTime(time.Now().Add(3 * time.Second).Truncate(time.Second))
+	patch := client.MergeFrom(gate.DeepCopy())
 	gate.Spec.Overrides = []tollgatev1alpha1.Override{{Code: tollgatev1alpha1.CodeOperatorNotUpgradeable, Reason: "CHG-1234", Expires: &expires}}
-	require.NoError(t, k.Client.Update(k.Ctx, gate))
+	require.NoError(t, k.Client.Patch(k.Ctx, gate, patch))
 	etcd.Gate("allowed while the override lasts", func(g *tollgatev1alpha1.UpgradeGate) bool { return g.Status.Decision.Allowed })
 	gate = etcd.BlockedBy(tollgatev1alpha1.CodeOperatorNotUpgradeable)
 	assert.False(t, gate.Status.Decision.EvaluatedAt.Before(&expires), "held again once the override expired, at %s", gate.Status.Decision.EvaluatedAt)
