@@ -97,7 +97,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		rego.Query(Query),
 		rego.Compiler(compiler),
 		rego.Store(store),
-		rego.Capabilities(restrictedCapabilities()),
+		rego.Capabilities(Capabilities()),
 		rego.Strict(true),
 		// Built-in errors keep OPA's default semantics (the expression is undefined), as in
 		// `opa test`; evaluate refuses an approval that any such error could have changed.
@@ -246,7 +246,9 @@ func mergeInto(dst, src map[string]any, at string) error {
 	return nil
 }
 
-func restrictedCapabilities() *ast.Capabilities {
+// Capabilities are OPA's built-ins less those Tollgate refuses (refusedBuiltins): what the
+// manager compiles policies with, and what `tollgate policy test` tests them with.
+func Capabilities() *ast.Capabilities {
 	caps := ast.CapabilitiesForThisVersion()
 	caps.Builtins = slices.DeleteFunc(caps.Builtins, func(b *ast.Builtin) bool {
 		_, refused := refusedBuiltins[b.Name]
@@ -275,7 +277,7 @@ func compile(sources map[string]string) (*ast.Compiler, error) {
 	contract := checkContract(parsed)
 	compiler := ast.NewCompiler().
 		WithStrict(true).
-		WithCapabilities(restrictedCapabilities()).
+		WithCapabilities(Capabilities()).
 		WithEnablePrintStatements(true).
 		WithDefaultRegoVersion(ast.RegoV1)
 	if compiler.Compile(parsed); compiler.Failed() {

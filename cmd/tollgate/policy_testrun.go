@@ -106,7 +106,7 @@ func runPolicyTest(ctx context.Context, stdout io.Writer, f policyTestFlags, dir
 		}
 		parsed[m.key] = pm
 	}
-	compiler := ast.NewCompiler().WithCapabilities(managerCapabilities()).WithEnablePrintStatements(true).WithDefaultRegoVersion(ast.RegoV1)
+	compiler := ast.NewCompiler().WithCapabilities(engine.Capabilities()).WithEnablePrintStatements(true).WithDefaultRegoVersion(ast.RegoV1)
 	runner := tester.NewRunner().SetCompiler(compiler).SetModules(parsed).
 		SetStore(inmem.NewWithOpts(inmem.OptRoundTripOnWrite(false))).SetDefaultRegoVersion(ast.RegoV1).
 		CapturePrintOutput(true).SetTimeout(f.timeout).Filter(f.run)
@@ -250,16 +250,6 @@ func checkAsManager(ctx context.Context, mods []testModule) error {
 		lines = append(lines, "  "+it.String())
 	}
 	return fmt.Errorf("the policies do not compile as the manager compiles them:\n%s", strings.Join(lines, "\n"))
-}
-
-// managerCapabilities are OPA's built-ins less those the manager refuses (engine/contract.go:
-// the non-deterministic ones and engine.RestrictedBuiltins).
-func managerCapabilities() *ast.Capabilities {
-	caps := ast.CapabilitiesForThisVersion()
-	caps.Builtins = slices.DeleteFunc(caps.Builtins, func(b *ast.Builtin) bool {
-		return b.Nondeterministic || slices.Contains(engine.RestrictedBuiltins, b.Name) || b.Name == "http.send" || b.Name == "net.lookup_ip_addr"
-	})
-	return caps
 }
 
 // printCoverage prints the coverage of every policy (non-test) file, then of them all.
