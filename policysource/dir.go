@@ -14,6 +14,12 @@ import (
 // LoadDir reads every .rego file under dir (except *_test.rego) as a module whose path is
 // relative to dir, slash-separated, so a file with the path of an embedded module replaces it.
 func LoadDir(dir string) ([]engine.Module, error) {
+	return ReadDir(dir, false)
+}
+
+// ReadDir is LoadDir, with the *_test.rego files too when tests is set (`tollgate policy test`).
+// The modules are sorted by path.
+func ReadDir(dir string, tests bool) ([]engine.Module, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("policy folder: %w", err)
@@ -26,7 +32,7 @@ func LoadDir(dir string) ([]engine.Module, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".rego") || strings.HasSuffix(p, "_test.rego") {
+		if d.IsDir() || !strings.HasSuffix(p, ".rego") || (!tests && strings.HasSuffix(p, "_test.rego")) {
 			return nil
 		}
 		b, err := os.ReadFile(p)

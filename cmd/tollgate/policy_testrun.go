@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -191,37 +190,18 @@ func (f *policyTestFlags) modules(ctx context.Context, dirs []string) ([]testMod
 }
 
 func addDirModules(byKey map[string]testModule, embedded map[string]bool, dir string, i int) error {
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return fmt.Errorf("%s is not a folder of .rego files", dir)
+	files, err := policysource.ReadDir(dir, true)
+	if err != nil {
+		return err
 	}
-	n := 0
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".rego") {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		m := testModule{key: filepath.ToSlash(p), enginePath: path.Join(fmt.Sprintf("dir%d", i), rel), source: string(b), test: strings.HasSuffix(p, "_test.rego")}
-		if embedded[rel] {
-			delete(byKey, rel)
-			m.enginePath = rel
+	for _, f := range files {
+		key := path.Join(filepath.ToSlash(dir), f.Path)
+		m := testModule{key: key, enginePath: path.Join(fmt.Sprintf("dir%d", i), f.Path), source: f.Source, test: strings.HasSuffix(f.Path, "_test.rego")}
+		if embedded[f.Path] {
+			delete(byKey, f.Path)
+			m.enginePath = f.Path
 		}
 		byKey[m.key] = m
-		n++
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("read %s: %w", dir, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("%s holds no .rego file", dir)
 	}
 	return nil
 }
