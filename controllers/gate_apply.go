@@ -81,9 +81,10 @@ func (r *GateReconciler) holdAutomatic(ctx context.Context, sub *v1alpha1.Subscr
 	return []metav1.Condition{gatestatus.AutomaticApproval(sub, mode, true)}, nil
 }
 
-// reportDecision emits an Event on the Subscription and its pending plans when the
-// decision changed, saying what blocks the upgrade and where to look.
-func (r *GateReconciler) reportDecision(old, next tollgatev1alpha1.Decision, in *input.Document) {
+// reportDecision emits an Event on the gate, the Subscription and its pending plans when
+// the decision changed, saying what blocks the upgrade and where to look: the gate's Events
+// are its history (kubectl describe upgradegate).
+func (r *GateReconciler) reportDecision(gate *tollgatev1alpha1.UpgradeGate, old, next tollgatev1alpha1.Decision, in *input.Document) {
 	if old.Allowed == next.Allowed && old.BlockedBy == next.BlockedBy {
 		return // only details changed; the gate's status has them
 	}
@@ -100,7 +101,7 @@ func (r *GateReconciler) reportDecision(old, next tollgatev1alpha1.Decision, in 
 		eventType, reason = corev1.EventTypeWarning, EventUpgradeBlocked
 		msg = fmt.Sprintf("Upgrade held: %s. Run `kubectl tollgate explain -n %s %s` for what would lift it.", firstStanding(next), sub.Namespace, sub.Name)
 	}
-	objs := []runtime.Object{sub}
+	objs := []runtime.Object{gate, sub}
 	for i := range in.PendingInstallPlans {
 		objs = append(objs, &in.PendingInstallPlans[i])
 	}

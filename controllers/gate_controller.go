@@ -202,7 +202,7 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 }
 
 // writeStatus writes the gate's status only when it changed, and reports a changed
-// decision as an Event on the Subscription and its pending plans. approving names the plan
+// decision as an Event on the gate, the Subscription and its pending plans. approving names the plan
 // about to be approved, if any. A change that is neither a new decision nor an approval waits
 // while OLM prepares a plan (planningDelay): then it returns how much longer, writing nothing.
 func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition, approving string) (time.Duration, error) {
@@ -227,6 +227,7 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	}
 	old, before := gate.Status.Decision, gate.ResourceVersion
 	urgent := approving != "" || old.EvaluatedAt == nil || gatestatus.DecisionChanged(old, next.Decision) ||
+		old.LastApprovedInstallPlan != next.Decision.LastApprovedInstallPlan ||
 		next.ObservedGeneration != gate.Status.ObservedGeneration
 	if wait := r.planning.wait(key, urgent, dec.PendingInstallPlans, r.now()); wait > 0 {
 		return wait, nil
@@ -242,7 +243,7 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	// Reported once the status is written, so a retried write does not report twice.
 	r.reportProblems(ctx, gate, problems)
 	if gatestatus.DecisionChanged(old, next.Decision) {
-		r.reportDecision(old, next.Decision, dec.Document)
+		r.reportDecision(gate, old, next.Decision, dec.Document)
 		r.DecisionLog.Decision(dec)
 		outcome := "denied"
 		if next.Decision.Allowed {

@@ -127,12 +127,15 @@ func Denials(d engine.Decision) []tollgatev1alpha1.Denial {
 	return out
 }
 
-// DecisionChanged says whether the outcome changed. The input digest and evaluation time
-// record the input that first produced the outcome: OLM rewrites timestamps in the objects
-// Tollgate reads all the time, and those alone must not rewrite every gate.
+// DecisionChanged says whether the outcome (allowed, denials, policy revision) changed. The
+// input digest and evaluation time record the input that first produced the outcome: OLM
+// rewrites timestamps in the objects Tollgate reads all the time, and those alone must not
+// rewrite every gate. The approval record is no outcome: approving a plan the decision
+// allowed is not a new decision.
 func DecisionChanged(old, next tollgatev1alpha1.Decision) bool {
 	old.EvaluatedAt, next.EvaluatedAt = nil, nil
 	old.InputDigest, next.InputDigest = "", ""
+	old.LastApprovedInstallPlan, next.LastApprovedInstallPlan = "", ""
 	return !equality.Semantic.DeepEqual(old, next)
 }
 

@@ -81,6 +81,13 @@ func TestNext(t *testing.T) {
 		later := statusOf(updated, gatestatus.Observation{Generation: 1, Subscription: sub, Result: blocked, Digest: digest("d1"), Now: t1})
 		assert.Equal(t, "install-1", later.Decision.LastApprovedInstallPlan)
 	})
+
+	t.Run("an approval is no new decision", func(t *testing.T) {
+		updated := statusOf(first, gatestatus.Observation{Generation: 1, Subscription: sub, Result: blocked, Digest: digest("d2"), Now: t1, Approved: "install-1"})
+		assert.False(t, gatestatus.DecisionChanged(first.Decision, updated.Decision), "an approval must not log or report a decision")
+		assert.Equal(t, t0, *updated.Decision.EvaluatedAt, "the outcome dates from its first evaluation")
+		assert.Equal(t, first.Decision.InputDigest, updated.Decision.InputDigest)
+	})
 }
 
 func TestNextReportsAReasonTheAPIServerWouldRefuse(t *testing.T) {
