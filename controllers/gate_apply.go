@@ -81,9 +81,9 @@ func (r *GateReconciler) holdAutomatic(ctx context.Context, sub *v1alpha1.Subscr
 	return []metav1.Condition{gatestatus.AutomaticApproval(sub, mode, true)}, nil
 }
 
-// reportDecision emits an Event on the gate, the Subscription and its pending plans when
-// the decision changed, saying what blocks the upgrade and where to look: the gate's Events
-// are its history (kubectl describe upgradegate).
+// reportDecision emits an Event on the gate and the Subscription when the decision changed,
+// saying what blocks the upgrade and where to look, and on the pending plans when it holds
+// them: the gate's Events are its history (kubectl describe upgradegate).
 func (r *GateReconciler) reportDecision(gate *tollgatev1alpha1.UpgradeGate, old, next tollgatev1alpha1.Decision, in *input.Document) {
 	if old.Allowed == next.Allowed && old.BlockedBy == next.BlockedBy {
 		return // only details changed; the gate's status has them
@@ -103,7 +103,9 @@ func (r *GateReconciler) reportDecision(gate *tollgatev1alpha1.UpgradeGate, old,
 	}
 	objs := []runtime.Object{gate, sub}
 	for i := range in.PendingInstallPlans {
-		objs = append(objs, &in.PendingInstallPlans[i])
+		if !next.Allowed { // a plan held says why; one allowed is about to be approved
+			objs = append(objs, &in.PendingInstallPlans[i])
+		}
 	}
 	for _, obj := range objs {
 		r.Recorder.Event(obj, eventType, reason, msg)

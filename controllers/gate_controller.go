@@ -201,10 +201,10 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 	return gate, nil
 }
 
-// writeStatus writes the gate's status only when it changed, and reports a changed
-// decision as an Event on the gate, the Subscription and its pending plans. approving names the plan
-// about to be approved, if any. A change that is neither a new decision nor an approval waits
-// while OLM prepares a plan (planningDelay): then it returns how much longer, writing nothing.
+// writeStatus writes the gate's status only when it changed, and reports a changed decision
+// as Events (reportDecision). approving names the plan about to be approved, if any. A change
+// that is not urgent waits while OLM is between two steps (olmStepDelay): then it returns how
+// much longer, writing nothing.
 func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition, approving string) (time.Duration, error) {
 	key := client.ObjectKeyFromObject(gate)
 	next, problems := gatestatus.Next(gate.Status, gatestatus.Observation{
@@ -226,10 +226,7 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 		return 0, nil
 	}
 	old, before := gate.Status.Decision, gate.ResourceVersion
-	urgent := approving != "" || old.EvaluatedAt == nil || gatestatus.DecisionChanged(old, next.Decision) ||
-		old.LastApprovedInstallPlan != next.Decision.LastApprovedInstallPlan ||
-		next.ObservedGeneration != gate.Status.ObservedGeneration
-	if wait := r.planning.wait(key, urgent, dec.PendingInstallPlans, r.now()); wait > 0 {
+	if wait := r.planning.wait(key, urgent(gate.Status, next, approving), midway(dec.Document), r.now()); wait > 0 {
 		return wait, nil
 	}
 	// A full update with the gate's resourceVersion: a gate changed meanwhile (an admin
@@ -252,6 +249,23 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 		decisionsTotal.WithLabelValues(outcome, next.Decision.BlockedBy).Inc()
 	}
 	return 0, nil
+}
+
+// urgent says whether the status change from old to next must be written now: an approval,
+// a first decision, a change of whether the upgrade is allowed or of the policy revision, of
+// the approval record, or of the gate's spec. Other changes (the denials of a decision that
+// still holds, conditions, health) may wait for OLM's next step.
+func urgent(old, next tollgatev1alpha1.UpgradeGateStatus, approving string) bool {
+	was, now := old.Decision, next.Decision
+	return approving != "" || was.EvaluatedAt == nil || was.Allowed != now.Allowed ||
+		was.PolicyRevision != now.PolicyRevision || was.LastApprovedInstallPlan != now.LastApprovedInstallPlan ||
+		old.ObservedGeneration != next.ObservedGeneration
+}
+
+// midway says whether OLM is between two steps of what in shows: a plan being prepared, or
+// an operator's conditions not copied yet.
+func midway(in *input.Document) bool {
+	return preparing(in.PendingInstallPlans) || copying(in.OperatorCondition)
 }
 
 // unapproved names the pending plans not approved yet.

@@ -74,6 +74,8 @@ type Document struct {
 	InstalledCSV        *v1alpha1.ClusterServiceVersion
 	Gate                *tollgatev1alpha1.UpgradeGate
 	PendingInstallPlans []v1alpha1.InstallPlan
+	// OperatorCondition is the installed CSV's OperatorCondition, nil when there is none.
+	OperatorCondition *operatorsv2.OperatorCondition
 	// OperandGVKs are the operand kinds read (owned by the installed CSV, served by a CRD and
 	// readable), so the controller can watch them.
 	OperandGVKs []schema.GroupVersionKind
@@ -121,6 +123,9 @@ func (b *Builder) Build(ctx context.Context, key types.NamespacedName) (*Documen
 	d.OperandGVKs, d.OperandNamespaces = gvks(st.operandKinds), st.targets
 	if gate, ok := st.gate.(*tollgatev1alpha1.UpgradeGate); ok {
 		d.Gate = gate
+	}
+	if oc, ok := st.opCond.(*operatorsv2.OperatorCondition); ok {
+		d.OperatorCondition = oc
 	}
 	d.Doc = st.document(cfg, b.now())
 	return d, nil
