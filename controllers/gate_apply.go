@@ -51,6 +51,7 @@ func (r *GateReconciler) approve(ctx context.Context, dec *approval.Decision) (s
 		}
 		// Recorded in the gate's status (written before), the log and the metric; no Event: an
 		// approval costs the approval and that one status write.
+		r.approved.record(plan, client.ObjectKeyFromObject(dec.Subscription))
 		approvalsTotal.Inc()
 		r.DecisionLog.Approval(dec, plan)
 		log.Info("approved install plan", "installPlan", plan.Name, "csvs", plan.Spec.ClusterServiceVersionNames, "policyRevision", dec.Result.Revision)

@@ -97,9 +97,12 @@ func (r *GateReconciler) byCSV(obj client.Object, sub *v1alpha1.Subscription) bo
 }
 
 // byInstallPlan matches the Subscriptions whose current CSV the plan lists, and the one
-// that references it.
+// that references it; not the one whose approval of the plan the event brings back.
 func (r *GateReconciler) byInstallPlan(obj client.Object, sub *v1alpha1.Subscription) bool {
 	plan := obj.(*v1alpha1.InstallPlan)
+	if r.approved.mine(plan, client.ObjectKeyFromObject(sub)) {
+		return false
+	}
 	if ref := sub.Status.InstallPlanRef; ref != nil && ref.Name == plan.Name {
 		return true
 	}
