@@ -82,15 +82,13 @@ func (r *GateReconciler) holdAutomatic(ctx context.Context, sub *v1alpha1.Subscr
 	return []metav1.Condition{gatestatus.AutomaticApproval(sub, mode, true)}, nil
 }
 
-// reportDecision emits an Event on the gate and the Subscription when the decision changed,
-// saying what blocks the upgrade and where to look, and on the pending plans when it holds
-// them: the gate's Events are its history (kubectl describe upgradegate).
-func (r *GateReconciler) reportDecision(gate *tollgatev1alpha1.UpgradeGate, old, next tollgatev1alpha1.Decision, in *input.Document) {
-	if old.Allowed == next.Allowed && old.BlockedBy == next.BlockedBy {
-		return // only details changed; the gate's status has them
-	}
-	if old.EvaluatedAt == nil && next.Allowed {
-		return // a first decision that holds nothing is no news (a thousand gates at start-up)
+// reportDecision emits an Event on the gate and the Subscription when the status went from
+// old to next and that is news (news), saying what blocks the upgrade and where to look, and
+// on the pending plans when it holds them: the gate's Events are its history (kubectl
+// describe upgradegate).
+func (r *GateReconciler) reportDecision(gate *tollgatev1alpha1.UpgradeGate, old, next tollgatev1alpha1.UpgradeGateStatus, in *input.Document) {
+	if !news(old, next) {
+		return
 	}
 	sub := in.Subscription
 	eventType, reason := corev1.EventTypeNormal, EventUpgradeAllowed
@@ -98,13 +96,13 @@ func (r *GateReconciler) reportDecision(gate *tollgatev1alpha1.UpgradeGate, old,
 	if approval.ApprovalOf(sub) == v1alpha1.ApprovalAutomatic {
 		msg += " (installPlanApproval is Automatic: OLM approves on its own.)"
 	}
-	if !next.Allowed {
+	if !next.Decision.Allowed {
 		eventType, reason = corev1.EventTypeWarning, EventUpgradeBlocked
-		msg = fmt.Sprintf("Upgrade held: %s. Run `kubectl tollgate explain -n %s %s` for what would lift it.", firstStanding(next), sub.Namespace, sub.Name)
+		msg = fmt.Sprintf("Upgrade held: %s. Run `kubectl tollgate explain -n %s %s` for what would lift it.", firstStanding(next.Decision), sub.Namespace, sub.Name)
 	}
 	objs := []runtime.Object{gate, sub}
 	for i := range in.PendingInstallPlans {
-		if !next.Allowed { // a plan held says why; one allowed is about to be approved
+		if !next.Decision.Allowed { // a plan held says why; one allowed is about to be approved
 			objs = append(objs, &in.PendingInstallPlans[i])
 		}
 	}
@@ -113,6 +111,25 @@ func (r *GateReconciler) reportDecision(gate *tollgatev1alpha1.UpgradeGate, old,
 	}
 }
 
+// news says whether a status change is news to report: an upgrade waits (a CSV wanted that is
+// not installed) and either it has just begun waiting and is held, or the outcome on it
+// changed (allowed, or the code that holds it). A decision changing while no upgrade waits
+// (a catalog's health flip at every gate) and a first decision that holds nothing are not.
+func news(old, next tollgatev1alpha1.UpgradeGateStatus) bool {
+	was, now := old.Decision, next.Decision
+	switch {
+	case !waiting(next):
+		return false
+	case !waiting(old) || was.EvaluatedAt == nil:
+		return !now.Allowed
+	}
+	return was.Allowed != now.Allowed || was.BlockedBy != now.BlockedBy
+}
+
+// waiting says whether the status shows an upgrade (or a first install) waiting.
+func waiting(s tollgatev1alpha1.UpgradeGateStatus) bool {
+	return s.CurrentCSV != "" && s.CurrentCSV != s.InstalledCSV
+}
 func firstStanding(d tollgatev1alpha1.Decision) string {
 	for _, den := range d.Denials {
 		if !den.Overridden {

@@ -226,7 +226,7 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	if equality.Semantic.DeepEqual(gate.Status, next) {
 		return 0, nil
 	}
-	old, before := gate.Status.Decision, gate.ResourceVersion
+	old, before := gate.Status, gate.ResourceVersion
 	if wait := r.planning.wait(key, urgent(gate.Status, next, approving), midway(dec.Document), r.now()); wait > 0 {
 		return wait, nil
 	}
@@ -240,8 +240,8 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	r.written.record(key, before, gate)
 	// Reported once the status is written, so a retried write does not report twice.
 	r.reportProblems(ctx, gate, problems)
-	if gatestatus.DecisionChanged(old, next.Decision) {
-		r.reportDecision(gate, old, next.Decision, dec.Document)
+	r.reportDecision(gate, old, next, dec.Document)
+	if gatestatus.DecisionChanged(old.Decision, next.Decision) {
 		r.DecisionLog.Decision(dec)
 		outcome := "denied"
 		if next.Decision.Allowed {

@@ -1,0 +1,53 @@
+package controllers
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/input"
+)
+
+// TestADecisionIsReportedWhereAnUpgradeWaits: the Events a status change brings. The
+// recorder is client-go's fake: it counts what would be sent.
+func TestADecisionIsReportedWhereAnUpgradeWaits(t *testing.T) {
+	at := metav1.Now()
+	status := func(current string, allowed bool, code string) tollgatev1alpha1.UpgradeGateStatus {
+		s := tollgatev1alpha1.UpgradeGateStatus{InstalledCSV: "etcd.v1", CurrentCSV: current,
+			Decision: tollgatev1alpha1.Decision{Allowed: allowed, BlockedBy: code, EvaluatedAt: &at}}
+		if code != "" {
+			s.Decision.Denials = []tollgatev1alpha1.Denial{{Code: code, Message: "because"}}
+		}
+		return s
+	}
+	plan := []v1alpha1.InstallPlan{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "install-1"}}}
+	tests := []struct {
+		name      string
+		old, next tollgatev1alpha1.UpgradeGateStatus
+		plans     []v1alpha1.InstallPlan
+		want      int
+	}{
+		{"held while no upgrade waits: no Event", status("etcd.v1", true, ""), status("etcd.v1", false, "CatalogSourceUnhealthy"), nil, 0},
+		{"an upgrade arrives held: gate, Subscription and plan", status("etcd.v1", false, "OperatorNotUpgradeable"), status("etcd.v2", false, "OperatorNotUpgradeable"), plan, 3},
+		{"an upgrade arrives allowed: no Event", status("etcd.v1", true, ""), status("etcd.v2", true, ""), plan, 0},
+		{"a waiting upgrade held by another code: gate and Subscription", status("etcd.v2", false, "A"), status("etcd.v2", false, "B"), nil, 2},
+		{"a waiting upgrade released: gate and Subscription, not the plan", status("etcd.v2", false, "A"), status("etcd.v2", true, ""), plan, 2},
+		{"a first decision holding nothing: no Event", tollgatev1alpha1.UpgradeGateStatus{}, status("etcd.v2", true, ""), plan, 0},
+		{"a first decision holding an upgrade", tollgatev1alpha1.UpgradeGateStatus{}, status("etcd.v2", false, "A"), plan, 3},
+		{"the same outcome: no Event", status("etcd.v2", false, "A"), status("etcd.v2", false, "A"), plan, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := record.NewFakeRecorder(10)
+			r := &GateReconciler{Recorder: rec}
+			sub := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd"}}
+			gate := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd"}}
+			r.reportDecision(gate, tt.old, tt.next, &input.Document{Subscription: sub, PendingInstallPlans: tt.plans})
+			assert.Len(t, rec.Events, tt.want)
+		})
+	}
+}
