@@ -297,25 +297,17 @@ func reflects(g *tollgatev1alpha1.UpgradeGate, state string) bool {
 }
 
 // await runs act and returns how long until every one of the n gates reflects the global
-// catalog in state, as a watch on UpgradeGates sees them; the watch starts before act.
+// catalog in state, as a watch on UpgradeGates sees them; the watch starts before act. A
+// watch the API server closes (it drops watchers that fall behind) is listed and watched again.
 func (w *world) await(state string, limit time.Duration, act func() error) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(w.ctx, limit)
 	defer cancel()
-	list := &tollgatev1alpha1.UpgradeGateList{}
-	if err := w.c.List(ctx, list); err != nil {
-		return 0, err
-	}
 	seen := map[client.ObjectKey]bool{}
-	for i := range list.Items {
-		if reflects(&list.Items[i], state) {
-			seen[client.ObjectKeyFromObject(&list.Items[i])] = true
-		}
-	}
-	watcher, err := w.c.Watch(ctx, &tollgatev1alpha1.UpgradeGateList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	watcher, err := w.watchGates(ctx, state, seen)
 	if err != nil {
 		return 0, err
 	}
-	defer watcher.Stop()
+	defer func() { watcher.Stop() }()
 	start := time.Now()
 	if err := act(); err != nil {
 		return 0, err
@@ -326,7 +318,10 @@ func (w *world) await(state string, limit time.Duration, act func() error) (time
 			return 0, fmt.Errorf("%d of %d gates reflect the catalog %s after %s: %w", len(seen), w.n, state, limit, ctx.Err())
 		case ev, ok := <-watcher.ResultChan():
 			if !ok {
-				return 0, fmt.Errorf("the watch on UpgradeGates closed with %d of %d gates seen", len(seen), w.n)
+				if watcher, err = w.watchGates(ctx, state, seen); err != nil {
+					return 0, fmt.Errorf("watch UpgradeGates again with %d of %d gates seen: %w", len(seen), w.n, err)
+				}
+				continue
 			}
 			if g, isGate := ev.Object.(*tollgatev1alpha1.UpgradeGate); isGate && ev.Type != watch.Deleted && reflects(g, state) {
 				seen[client.ObjectKeyFromObject(g)] = true
@@ -335,6 +330,21 @@ func (w *world) await(state string, limit time.Duration, act func() error) (time
 	}
 	w.state = state
 	return time.Since(start), nil
+}
+
+// watchGates lists the gates, marks in seen those that reflect the catalog in state, and
+// watches from there.
+func (w *world) watchGates(ctx context.Context, state string, seen map[client.ObjectKey]bool) (watch.Interface, error) {
+	list := &tollgatev1alpha1.UpgradeGateList{}
+	if err := w.c.List(ctx, list); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		if reflects(&list.Items[i], state) {
+			seen[client.ObjectKeyFromObject(&list.Items[i])] = true
+		}
+	}
+	return w.c.Watch(ctx, &tollgatev1alpha1.UpgradeGateList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
 }
 
 // limit bounds one wait for n gates: generous, only a guard against a hang.
