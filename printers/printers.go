@@ -1,5 +1,8 @@
-// Package printers writes what Tollgate shows a person: aligned tables, wrapped text, text
-// from the cluster escaped for a terminal (Escape), and commands quoted for a shell (Command).
+// Package printers writes what Tollgate shows a person: aligned tables (with kubectl's
+// --no-headers and -o wide, TableOptions), wrapped text, text from the cluster escaped for a
+// terminal (Escape), and commands quoted for a shell (Command); and what it shows a program:
+// a report as JSON or YAML, as the document cli-runtime's jsonpath and go-template printers
+// read (Document, Template), and as kubectl's -o name lines (WriteNames).
 package printers
 
 import (
@@ -14,16 +17,49 @@ import (
 // Cells are escaped (Escape), so a tab or a control character in a cell cannot break the
 // columns or reach the terminal.
 type Table struct {
-	tw *tabwriter.Writer
+	tw     *tabwriter.Writer
+	indent string
 }
 
 // NewTable starts a table on w with an optional header row.
 func NewTable(w io.Writer, header ...string) *Table {
-	t := &Table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+	return TableOptions{}.NewTable(w, header...)
+}
+
+// TableOptions are kubectl's choices for a human table: --no-headers and -o wide.
+type TableOptions struct {
+	// NoHeaders leaves out the header rows, the titles and the summary lines, and the rows'
+	// indent: only the rows are printed, for scripts (awk, cut, wc -l).
+	NoHeaders bool
+	// Wide adds the columns a command keeps for -o wide.
+	Wide bool
+}
+
+// NewTable starts a table on w, with the header row unless o.NoHeaders.
+func (o TableOptions) NewTable(w io.Writer, header ...string) *Table {
+	t := &Table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0), indent: "  "}
+	if o.NoHeaders {
+		t.indent, header = "", nil
+	}
 	if len(header) > 0 {
 		t.Row(header...)
 	}
 	return t
+}
+
+// Title writes a line that is not a row (a title, a summary) unless o.NoHeaders.
+func (o TableOptions) Title(w io.Writer, format string, args ...any) {
+	if !o.NoHeaders {
+		fmt.Fprintf(w, format, args...)
+	}
+}
+
+// Columns is cells, plus wide when o.Wide.
+func (o TableOptions) Columns(cells []string, wide ...string) []string {
+	if o.Wide {
+		return append(cells, wide...)
+	}
+	return cells
 }
 
 // Row adds one row.
@@ -35,7 +71,7 @@ func (t *Table) Row(cells ...string) {
 			out[i] = "-"
 		}
 	}
-	fmt.Fprintln(t.tw, "  "+strings.Join(out, "\t"))
+	fmt.Fprintln(t.tw, t.indent+strings.Join(out, "\t"))
 }
 
 // Flush writes the table.

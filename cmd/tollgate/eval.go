@@ -20,6 +20,7 @@ import (
 	"github.com/tollgate-dev/tollgate/explain"
 	"github.com/tollgate-dev/tollgate/gatestatus"
 	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/printers"
 	"github.com/tollgate-dev/tollgate/snapshot"
 )
 
@@ -69,6 +70,21 @@ type catalogSourceEval struct {
 	LastObservedState string `json:"lastObservedState"`
 }
 
+// printable is the report in every output format: -o name lists the Subscriptions.
+func (r *evalReport) printable() printable {
+	return printable{
+		doc:   r,
+		human: func(w io.Writer, o printers.TableOptions) error { return renderEvalTable(w, r, o) },
+		names: func() []printers.Ref {
+			refs := make([]printers.Ref, len(r.Subscriptions))
+			for i, s := range r.Subscriptions {
+				refs[i] = printers.Ref{GroupKind: subscriptionKind, Name: s.Name}
+			}
+			return refs
+		},
+	}
+}
+
 // denied says whether any Subscription's upgrade is denied.
 func (r *evalReport) denied() bool {
 	return slices.ContainsFunc(r.Subscriptions, func(s subscriptionEval) bool { return !s.Decision.Allowed })
@@ -78,13 +94,13 @@ type evalFlags struct {
 	snapshot   []string
 	policy     policyFlags
 	decision   decisionFlags
-	output     string
+	output     *outputFlags
 	failOnDeny bool
 	replay     string // a decision log to re-evaluate (replay.go)
 }
 
 func newEvalCommand() *cobra.Command {
-	var f evalFlags
+	f := evalFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name")}
 	cmd := &cobra.Command{
 		Use:   "eval --snapshot PATH",
 		Short: "Evaluate the policies on a snapshot of cluster state, without a cluster",
@@ -129,7 +145,7 @@ ConfigMaps are not read: pass their modules with --policy-dir. --now, --default-
 	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "YAML/JSON file or folder of cluster state (required unless --replay; repeatable)")
 	f.policy.bind(cmd)
 	f.decision.bind(cmd)
-	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, json or yaml")
+	f.output.bind(cmd)
 	cmd.Flags().BoolVar(&f.failOnDeny, "fail-on-deny", false, fmt.Sprintf("exit with status %d when any Subscription's upgrade is denied", exitDenied))
 	cmd.Flags().StringVar(&f.replay, "replay", "", "instead of --snapshot: re-evaluate the decisions of the decision log `FILE` written by 'tollgate run --decision-log' ('-' reads standard input) with the embedded policies, --bundle and --policy-dir (no cluster: the policy ConfigMaps are not read), and say which come out differently (exit status 3 if any)")
 	return cmd
@@ -142,7 +158,7 @@ func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if len(f.snapshot) == 0 {
 		return errors.New(`required flag(s) "snapshot" not set (or --replay FILE)`)
 	}
-	if err := checkOutput(f.output, "table", "json", "yaml"); err != nil {
+	if err := f.output.validate(); err != nil {
 		return err
 	}
 	off, err := openOffline(ctx, f.snapshot, f.policy, f.decision, stderr)
@@ -153,7 +169,7 @@ func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := writeReport(stdout, f.output, report, renderEvalTable); err != nil {
+	if err := f.output.print(stdout, report.printable()); err != nil {
 		return err
 	}
 	if f.failOnDeny && report.denied() {

@@ -10,28 +10,48 @@ import (
 
 // renderEvalTable prints an eval report for a person: one line per Subscription, InstallPlan
 // and CatalogSource, and the denials under their Subscription. Text from the snapshot and
-// the policies is escaped (printers.Escape; the tables escape their cells).
-func renderEvalTable(w io.Writer, r *evalReport) error {
-	fmt.Fprintf(w, "Evaluated at %s with policy revision %s.\n\n", printers.Escape(r.Now), printers.Escape(r.PolicyRevision))
-	fmt.Fprintf(w, "SUBSCRIPTIONS (%d)\n", len(r.Subscriptions))
-	t := printers.NewTable(w, "NAMESPACE", "NAME", "PACKAGE", "INSTALLED", "CURRENT", "STATE", "APPROVAL", "MODE", "UPGRADE")
+// the policies is escaped (printers.Escape; the tables escape their cells). -o wide adds
+// whether each Subscription is up to date and its overridden codes; --no-headers prints the
+// rows of the three tables only.
+func renderEvalTable(w io.Writer, r *evalReport, o printers.TableOptions) error {
+	o.Title(w, "Evaluated at %s with policy revision %s.\n\n", printers.Escape(r.Now), printers.Escape(r.PolicyRevision))
+	o.Title(w, "SUBSCRIPTIONS (%d)\n", len(r.Subscriptions))
+	t := o.NewTable(w, o.Columns([]string{"NAMESPACE", "NAME", "PACKAGE", "INSTALLED", "CURRENT", "STATE", "APPROVAL", "MODE", "UPGRADE"}, "UP TO DATE", "OVERRIDDEN")...)
 	for _, s := range r.Subscriptions {
-		t.Row(s.Namespace, s.Name, s.Package, s.InstalledCSV, s.CurrentCSV, s.State, s.Approval, s.Mode, verdictWord(s.Decision))
+		t.Row(o.Columns([]string{s.Namespace, s.Name, s.Package, s.InstalledCSV, s.CurrentCSV, s.State, s.Approval, s.Mode, verdictWord(s.Decision)},
+			yesNo(s.UpToDate), strings.Join(overriddenCodes(s.Decision), ", "))...)
 	}
 	if err := t.Flush(); err != nil {
 		return err
 	}
-	denied := renderDenials(w, r.Subscriptions)
-	if err := renderPlans(w, r); err != nil {
+	denied := !o.NoHeaders && renderDenials(w, r.Subscriptions)
+	if err := renderPlans(w, r, o); err != nil {
 		return err
 	}
-	if err := renderCatalogs(w, r.CatalogSources); err != nil {
+	if err := renderCatalogs(w, r.CatalogSources, o); err != nil {
 		return err
 	}
 	if denied {
-		fmt.Fprintf(w, "\nFor what would lift a denial: tollgate explain --snapshot PATH -n NAMESPACE SUBSCRIPTION\n")
+		fmt.Fprintf(w, "\nFor what would lift a denial: %s explain --snapshot PATH -n NAMESPACE SUBSCRIPTION\n", selfName())
 	}
 	return nil
+}
+
+func overriddenCodes(d decisionEval) []string {
+	var codes []string
+	for _, den := range d.Denials {
+		if den.Overridden {
+			codes = append(codes, den.Code)
+		}
+	}
+	return codes
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // renderDenials lists the denials of each Subscription that has any, and says whether any did.
@@ -60,42 +80,34 @@ func renderDenials(w io.Writer, subs []subscriptionEval) bool {
 	return any
 }
 
-func renderPlans(w io.Writer, r *evalReport) error {
-	fmt.Fprintf(w, "\nINSTALL PLANS (%d)\n", len(r.InstallPlans))
+func renderPlans(w io.Writer, r *evalReport, o printers.TableOptions) error {
+	o.Title(w, "\nINSTALL PLANS (%d)\n", len(r.InstallPlans))
 	if len(r.InstallPlans) == 0 {
 		return nil
 	}
-	t := printers.NewTable(w, "NAMESPACE", "NAME", "APPROVE", "CSVS", "WHY NOT")
+	t := o.NewTable(w, "NAMESPACE", "NAME", "APPROVE", "CSVS", "WHY NOT")
 	for _, v := range r.InstallPlans {
-		approve := "no"
-		if v.Approvable {
-			approve = "yes"
-		}
-		t.Row(v.Namespace, v.Name, approve, strings.Join(v.CSVs, ", "), v.WhyNot())
+		t.Row(v.Namespace, v.Name, yesNo(v.Approvable), strings.Join(v.CSVs, ", "), v.WhyNot())
 	}
 	return t.Flush()
 }
 
-func renderCatalogs(w io.Writer, catalogs []catalogSourceEval) error {
-	fmt.Fprintf(w, "\nCATALOG SOURCES (%d)\n", len(catalogs))
+func renderCatalogs(w io.Writer, catalogs []catalogSourceEval, o printers.TableOptions) error {
+	o.Title(w, "\nCATALOG SOURCES (%d)\n", len(catalogs))
 	if len(catalogs) == 0 {
 		return nil
 	}
-	t := printers.NewTable(w, "NAMESPACE", "NAME", "HEALTHY", "VALID", "PROBLEMS")
+	t := o.NewTable(w, "NAMESPACE", "NAME", "HEALTHY", "VALID", "PROBLEMS")
 	for _, c := range catalogs {
 		healthy := c.Healthy
 		if c.LastObservedState != "" {
 			healthy += " (" + c.LastObservedState + ")"
 		}
-		valid := "yes"
-		if !c.Valid {
-			valid = "no"
-		}
 		var problems []string
 		for _, v := range c.Violations {
 			problems = append(problems, v.Field+": "+v.Message)
 		}
-		t.Row(c.Namespace, c.Name, healthy, valid, strings.Join(problems, "; "))
+		t.Row(c.Namespace, c.Name, healthy, yesNo(c.Valid), strings.Join(problems, "; "))
 	}
 	return t.Flush()
 }

@@ -12,6 +12,7 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/printers"
 )
 
 // TestEvalTableEscapesTextFromTheSnapshot fills every text of an eval report with what an
@@ -28,7 +29,7 @@ func TestEvalTableEscapesTextFromTheSnapshot(t *testing.T) {
 			CatalogSources: []catalogSourceEval{{Namespace: h, Name: h, Healthy: h, LastObservedState: h, Violations: []engine.Violation{{Field: h, Message: h}}}},
 		}
 		var buf bytes.Buffer
-		require.NoError(t, renderEvalTable(&buf, r))
+		require.NoError(t, renderEvalTable(&buf, r, printers.TableOptions{}))
 		out := buf.String()
 		require.True(t, utf8.ValidString(out))
 		for i, c := range out {

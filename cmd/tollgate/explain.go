@@ -2,15 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/explain"
+	"github.com/tollgate-dev/tollgate/printers"
 )
 
 func init() { extraCommands = append(extraCommands, newExplainCommand) }
@@ -20,14 +26,15 @@ type explainFlags struct {
 	policy   policyFlags
 	snapshot []string
 	decision decisionFlags
-	output   string
+	output   *outputFlags
 	trace    bool
+	all      bool
 }
 
 func newExplainCommand() *cobra.Command {
-	var f explainFlags
+	f := explainFlags{output: newOutputFlags("text", "json", "yaml", "name")}
 	cmd := &cobra.Command{
-		Use:   "explain [-n NAMESPACE] SUBSCRIPTION",
+		Use:   "explain [-n NAMESPACE | -A] SUBSCRIPTION",
 		Short: "Explain why a Subscription's upgrade is held or allowed, and what would lift a hold",
 		Long: `Read a Subscription and everything its decision rests on from the cluster, evaluate the
 cluster's current policies (embedded, plus the policy ConfigMaps of --policy-namespace), and
@@ -41,53 +48,130 @@ decided with, and the version of each policy ConfigMap the manager says it serve
 differ it names each difference and leads with the decision the manager recorded in the gate,
 labelled as the manager's, never its own evaluation in its place.
 
-With --snapshot it explains from a snapshot instead of a live cluster (as eval evaluates it).`,
+With --snapshot it explains from a snapshot instead of a live cluster (as eval evaluates it).
+
+With -A it explains the Subscription of that name in every namespace that has one, each in
+turn, as 'kubectl describe -A' does (-o json prints one document per Subscription). Without
+-A, a Subscription that is not in the namespace but is in another is named in the error.`,
 		Example: `  # why is the etcd upgrade in namespace operators not happening?
   tollgate explain -n operators etcd
 
-  # as a kubectl plugin (installed as kubectl-tollgate on the PATH)
-  kubectl tollgate explain -n operators etcd --trace
+  # the same, with the policies' trace notes
+  tollgate explain -n operators etcd --trace
+
+  # every Subscription named etcd, whatever its namespace
+  tollgate explain -A etcd
+
+  # only the denial codes
+  tollgate explain -n operators etcd -o jsonpath='{.denials[*].code}'
 
   # from a snapshot, as JSON
   tollgate explain --snapshot state.yaml -n operators etcd -o json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return fmt.Errorf("give the name of one Subscription, e.g. tollgate explain -n operators etcd (kubectl get subscriptions -A lists them)")
+				return fmt.Errorf("give the name of one Subscription, e.g. %s explain -n operators etcd (kubectl get subscriptions -A lists them)", selfName())
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runExplain(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, args[0])
 		},
+		ValidArgsFunction: f.cluster.completeSubscriptions(&f.all),
 	}
 	f.cluster.bind(cmd)
 	f.policy.bind(cmd)
 	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "explain from this YAML/JSON file or folder of cluster state instead of the live cluster")
 	f.decision.bind(cmd)
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "explain the Subscription of this name in every namespace that has one")
+	f.output.bind(cmd)
 	cmd.Flags().BoolVar(&f.trace, "trace", false, "add the policies' trace notes, print() output and built-in errors")
 	return cmd
 }
 
 func runExplain(ctx context.Context, stdout, stderr io.Writer, f explainFlags, name string) error {
-	if err := checkOutput(f.output, "text", "json"); err != nil {
+	if err := f.output.validate(); err != nil {
 		return err
+	}
+	if f.all && f.cluster.namespace() != "" {
+		return errors.New("give either -n NAMESPACE or -A, not both")
 	}
 	x, ns, err := f.explainer(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	report, err := x.Explain(ctx, types.NamespacedName{Namespace: ns, Name: name})
+	keys := []types.NamespacedName{{Namespace: ns, Name: name}}
+	if f.all {
+		if keys, err = subscriptionsNamed(ctx, x.Decider.Reader, name); err != nil {
+			return err
+		}
+	}
+	for i, key := range keys {
+		report, err := x.Explain(ctx, key)
+		if errors.Is(err, explain.ErrNoSubscription) {
+			return elsewhere(ctx, x.Decider.Reader, key, err)
+		}
+		if err != nil {
+			return err
+		}
+		if !f.trace {
+			report.Notes = nil
+		}
+		if err := f.print(stdout, report, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// print writes the i-th report, after a separator when it is not the first.
+func (f *explainFlags) print(w io.Writer, report *explain.Report, i int) error {
+	if sep := map[string]string{"text": "\n", "yaml": "---\n"}[f.output.effective()]; i > 0 && sep != "" {
+		if _, err := io.WriteString(w, sep); err != nil {
+			return err
+		}
+	}
+	return f.output.print(w, printable{
+		doc:   report,
+		human: func(w io.Writer, _ printers.TableOptions) error { return report.WriteText(w) },
+		names: func() []printers.Ref { return []printers.Ref{{GroupKind: subscriptionKind, Name: report.Name}} },
+	})
+}
+
+// subscriptionsNamed finds the Subscriptions called name in every namespace.
+func subscriptionsNamed(ctx context.Context, r client.Reader, name string) ([]types.NamespacedName, error) {
+	var subs v1alpha1.SubscriptionList
+	if err := r.List(ctx, &subs); err != nil {
+		return nil, fmt.Errorf("list subscriptions: %w", err)
+	}
+	var out []types.NamespacedName
+	for _, s := range subs.Items {
+		if s.Name == name {
+			out = append(out, client.ObjectKeyFromObject(&s))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no Subscription %s in any namespace (list them with: kubectl get subscriptions -A)", name)
+	}
+	slices.SortFunc(out, compareKeys)
+	return out, nil
+}
+
+// elsewhere turns "not in this namespace" into where the Subscription is, when it is in
+// another: the usual slip is a missing or wrong -n.
+func elsewhere(ctx context.Context, r client.Reader, key types.NamespacedName, notFound error) error {
+	found, err := subscriptionsNamed(ctx, r, key.Name)
 	if err != nil {
-		return err
+		return notFound
 	}
-	if !f.trace {
-		report.Notes = nil
+	namespaces := make([]string, len(found))
+	for i, k := range found {
+		namespaces[i] = k.Namespace
 	}
-	if f.output == "json" {
-		return report.WriteJSON(stdout)
+	where, hint := "namespace "+namespaces[0], "use -n "+namespaces[0]
+	if len(namespaces) > 1 {
+		where, hint = "namespaces "+strings.Join(namespaces, ", "), "use -n with one of them, or -A to explain each"
 	}
-	return report.WriteText(stdout)
+	return fmt.Errorf("no Subscription %s in namespace %s; found in %s (%s)", key.Name, key.Namespace, where, hint)
 }
 
 // explainer reads from the snapshot when one is given, else from the live cluster, and
@@ -99,7 +183,7 @@ func (f *explainFlags) explainer(ctx context.Context, stderr io.Writer) (*explai
 			return nil, "", err
 		}
 		x := &explain.Explainer{Decider: off.decider, Engine: off.engine, Self: selfName(), WithStored: true, Policy: off.policy}
-		return x, orDefault(f.cluster.namespace, "default"), nil
+		return x, orDefault(f.cluster.namespace(), "default"), nil
 	}
 	now, cfg, err := f.decision.parse()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -331,13 +332,17 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 		{"eval without a snapshot", []string{"eval"}, `required flag(s) "snapshot" not set`},
 		{"eval of a path that does not exist", []string{"eval", "--snapshot", "no/such/file.yaml"}, "check the --snapshot path"},
 		{"a malformed --now", []string{"eval", "--snapshot", fixture("held.yaml"), "--now", "tomorrow"}, "use an RFC 3339 time such as 2026-11-20T12:00:00Z"},
-		{"an unknown output format", []string{"eval", "--snapshot", fixture("held.yaml"), "-o", "xml"}, "use one of table, json, yaml"},
+		{"an unknown output format", []string{"eval", "--snapshot", fixture("held.yaml"), "-o", "xml"}, "use one of table, wide, json, yaml, name, jsonpath=TEMPLATE"},
+		{"a jsonpath without a template", []string{"eval", "--snapshot", fixture("held.yaml"), "-o", "jsonpath="}, "template format specified but no template given"},
+		{"a jsonpath that does not parse", []string{"eval", "--snapshot", fixture("held.yaml"), "-o", "jsonpath={.subscriptions["}, "unterminated array"},
 		{"an unknown mode", []string{"eval", "--snapshot", fixture("held.yaml"), "--default-mode", "Strict"}, "use Enforce or Audit"},
 		{"an unknown flag", []string{"eval", "--snapshot", fixture("held.yaml"), "--colour"}, "unknown flag: --colour"},
 		{"a --policy-dir that is a file", []string{"eval", "--snapshot", fixture("held.yaml"), "--policy-dir", fixture("held.yaml")}, "is not a folder"},
 		{"explain without a name", []string{"explain", "--snapshot", fixture("held.yaml")}, "give the name of one Subscription"},
 		{"explain of a Subscription that does not exist", []string{"explain", "--snapshot", fixture("held.yaml"), "-n", "team-a", "nope"}, "kubectl get subscriptions -A"},
-		{"explain in an unknown format", []string{"explain", "--snapshot", fixture("held.yaml"), "-n", "team-a", "etcd", "-o", "yaml"}, "use one of text, json"},
+		{"explain in an unknown format", []string{"explain", "--snapshot", fixture("held.yaml"), "-n", "team-a", "etcd", "-o", "xml"}, "use one of text, json, yaml, name"},
+		{"explain with both -n and -A", []string{"explain", "--snapshot", fixture("held.yaml"), "-n", "team-a", "-A", "etcd"}, "either -n NAMESPACE or -A"},
+		{"replay -o name", []string{"eval", "--replay", fixture("held.yaml"), "-o", "name"}, "names no objects"},
 		{"snapshot with both -n and -A", []string{"snapshot", "-n", "x", "-A", "--kubeconfig", "/dev/null"}, "either -n NAMESPACE or -A"},
 		{"snapshot without a cluster", []string{"snapshot", "--kubeconfig", filepath.Join("no", "such", "kubeconfig")}, "find the cluster"},
 		{"demo is not part of the shipped binary", []string{"demo"}, `unknown command "demo"`},
@@ -351,14 +356,20 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 }
 
 func TestEveryCommandHasHelpWithAnExample(t *testing.T) {
-	root := newRootCommand()
-	for _, name := range []string{"eval", "explain", "snapshot", "run", "version"} {
-		t.Run(name, func(t *testing.T) {
-			cmd, _, err := root.Find([]string{name})
-			require.NoError(t, err)
-			assert.NotEmpty(t, cmd.Example, "%s --help shows an example", name)
-			assert.NotEmpty(t, cmd.Short)
-			stdout, _, err := run(t, name, "--help")
+	var commands [][]string
+	var walk func(path []string, cmd *cobra.Command)
+	walk = func(path []string, cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			p := append(slices.Clone(path), sub.Name())
+			commands = append(commands, p)
+			walk(p, sub)
+		}
+	}
+	walk(nil, newRootCommand())
+	require.NotEmpty(t, commands)
+	for _, path := range commands {
+		t.Run(strings.Join(path, " "), func(t *testing.T) {
+			stdout, _, err := run(t, append(path, "--help")...)
 			require.NoError(t, err)
 			assert.Contains(t, stdout, "Examples:")
 		})
@@ -373,5 +384,5 @@ func TestAsAKubectlPluginTheUsageSaysKubectlTollgate(t *testing.T) {
 	assert.Equal(t, "kubectl tollgate", root.DisplayName())
 	cmd, _, err := root.Find([]string{"explain"})
 	require.NoError(t, err)
-	assert.Equal(t, "kubectl tollgate explain [-n NAMESPACE] SUBSCRIPTION [flags]", cmd.UseLine())
+	assert.Equal(t, "kubectl tollgate explain [-n NAMESPACE | -A] SUBSCRIPTION [flags]", cmd.UseLine())
 }

@@ -4,47 +4,83 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis"
+	"github.com/tollgate-dev/tollgate/version"
 )
 
-// clusterFlags find the cluster as kubectl does: --kubeconfig, else $KUBECONFIG, else
-// ~/.kube/config, else the in-cluster config; --context picks a context; -n defaults to the
-// context's namespace.
+// clusterFlags are kubectl's cluster flags, from cli-runtime: --kubeconfig (else $KUBECONFIG,
+// else ~/.kube/config, else the in-cluster config), --context, --cluster, --user, --server,
+// --token, --as, --as-group, --as-uid, the TLS flags, --request-timeout and -n/--namespace
+// (the context's namespace when not given).
 type clusterFlags struct {
-	kubeconfig string
-	context    string
-	namespace  string
+	config *genericclioptions.ConfigFlags
 }
 
 func (f *clusterFlags) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "path of the kubeconfig file (default: $KUBECONFIG or ~/.kube/config, as kubectl)")
-	cmd.Flags().StringVar(&f.context, "context", "", "kubeconfig context to use (default: the current context)")
-	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", "", "namespace (default: the context's namespace, else \"default\")")
+	f.config = genericclioptions.NewConfigFlags(false)
+	f.config.CacheDir = nil // Tollgate's client keeps no discovery cache: the flag would do nothing
+	addClusterFlags(cmd, f.config)
+	cmd.Flags().Lookup("namespace").Usage = "namespace (default: the kubeconfig context's namespace, else \"default\")"
+	_ = cmd.RegisterFlagCompletionFunc("namespace", f.completeNamespaces)
 }
 
-func (f *clusterFlags) loader() clientcmd.ClientConfig {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = f.kubeconfig
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context})
+// bindManager binds the flags for `tollgate run`: no -n (the manager watches every
+// namespace; --policy-namespace names its own) and no --request-timeout (it would cut the
+// manager's watches).
+func (f *clusterFlags) bindManager(cmd *cobra.Command) {
+	f.config = genericclioptions.NewConfigFlags(false)
+	f.config.CacheDir, f.config.Namespace, f.config.Timeout = nil, nil, nil
+	addClusterFlags(cmd, f.config)
+}
+
+// clusterFlagAnnotation marks kubectl's cluster flags, which help lists apart from the
+// command's own (-n stays with the command's: each command gives it its own meaning).
+const clusterFlagAnnotation = "tollgate.dev/cluster-flag"
+
+func addClusterFlags(cmd *cobra.Command, config *genericclioptions.ConfigFlags) {
+	fs := pflag.NewFlagSet("cluster", pflag.ContinueOnError)
+	config.AddFlags(fs)
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Name != "namespace" {
+			_ = fs.SetAnnotation(fl.Name, clusterFlagAnnotation, []string{"true"})
+		}
+		cmd.Flags().AddFlag(fl)
+	})
+}
+
+// namespace is -n as given, "" when it was not.
+func (f *clusterFlags) namespace() string {
+	if f.config == nil || f.config.Namespace == nil {
+		return ""
+	}
+	return *f.config.Namespace
+}
+
+// restConfig finds the cluster as kubectl does.
+func (f *clusterFlags) restConfig() (*rest.Config, error) {
+	cfg, err := f.config.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("find the cluster: %w (point --kubeconfig or $KUBECONFIG at a kubeconfig, pick one of its contexts with --context, or give --server and --token)", err)
+	}
+	cfg.UserAgent = "tollgate/" + version.Get().Version
+	return cfg, nil
 }
 
 // connect returns a client that reads the live API server (no cache), the namespace to use
-// and the server's address for messages.
+// (-n, else the context's, else "default") and the server's address for messages.
 func (f *clusterFlags) connect() (client.Client, string, *rest.Config, error) {
-	loader := f.loader()
-	cfg, err := loader.ClientConfig()
+	cfg, err := f.restConfig()
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("find the cluster: %w (point --kubeconfig or $KUBECONFIG at a kubeconfig, or run inside a cluster)", err)
+		return nil, "", nil, err
 	}
-	ns := f.namespace
-	if ns == "" {
-		if ns, _, err = loader.Namespace(); err != nil || ns == "" {
-			ns = "default"
-		}
+	ns, _, err := f.config.ToRawKubeConfigLoader().Namespace()
+	if err != nil || ns == "" {
+		ns = "default"
 	}
 	c, err := client.New(cfg, client.Options{Scheme: apis.NewScheme()})
 	if err != nil {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -9,18 +9,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/printers"
 )
-
-func checkOutput(got string, allowed ...string) error {
-	if slices.Contains(allowed, got) {
-		return nil
-	}
-	return fmt.Errorf("unknown output format -o %q: use one of %s", got, strings.Join(allowed, ", "))
-}
 
 func parseNow(s string) (time.Time, error) {
 	if s == "" {
@@ -68,21 +63,102 @@ func (f *decisionFlags) parse() (time.Time, input.Config, error) {
 	return now, input.Config{GlobalCatalogNamespace: f.globalNS, DefaultMode: mode}, nil
 }
 
-// writeReport prints v as indented JSON, YAML, or with the table renderer.
-func writeReport[T any](w io.Writer, format string, v T, table func(io.Writer, T) error) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	case "yaml":
-		b, err := yaml.Marshal(v)
+// The kinds -o name names.
+var (
+	subscriptionKind = v1alpha1.GroupVersion.WithKind("Subscription").GroupKind()
+	upgradeGateKind  = tollgatev1alpha1.GroupVersion.WithKind("UpgradeGate").GroupKind()
+)
+
+// outputFlags are kubectl's -o (with --template and --allow-missing-template-keys) and, for
+// commands that print tables, --no-headers. The command's own formats come first: its human
+// renderer (table and wide, or text), json and yaml in the documented shape of its report,
+// and name (the objects the report is about). jsonpath and go-template are cli-runtime's
+// printers over the same JSON document -o json prints.
+type outputFlags struct {
+	format    string
+	formats   []string // the command's own formats, the default first
+	tables    bool     // the human format is tables: -o wide and --no-headers apply
+	noHeaders bool
+	templates *genericclioptions.KubeTemplatePrintFlags
+	outputSet func() bool
+}
+
+var errNoNames = errors.New("-o name: this command's output names no objects; use -o json or -o jsonpath=TEMPLATE")
+
+// printable is what a command prints, in each format.
+type printable struct {
+	doc   any                                          // json, yaml, jsonpath, go-template
+	human func(io.Writer, printers.TableOptions) error // table, wide or text
+	names func() []printers.Ref                        // name
+	// encode, when set, writes json and yaml instead of doc's default encoding.
+	encode func(w io.Writer, format string) error
+}
+
+// newOutputFlags offers formats (the first is the default); "wide" makes the human format
+// tables, which adds --no-headers.
+func newOutputFlags(formats ...string) *outputFlags {
+	return &outputFlags{formats: formats, tables: slices.Contains(formats, "wide"), templates: genericclioptions.NewKubeTemplatePrintFlags()}
+}
+
+func (f *outputFlags) bind(cmd *cobra.Command) {
+	usage := fmt.Sprintf("output format: %s, or jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE, go-template-file=FILE (over the -o json document)", strings.Join(f.formats, ", "))
+	cmd.Flags().StringVarP(&f.format, "output", "o", f.formats[0], usage)
+	f.outputSet = func() bool { return cmd.Flags().Changed("output") }
+	f.templates.AddFlags(cmd)
+	if f.tables {
+		cmd.Flags().BoolVar(&f.noHeaders, "no-headers", false, "print the table rows only: no header rows, titles or summary lines")
+	}
+	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return append(slices.Clone(f.formats), "jsonpath=", "jsonpath-as-json=", "go-template="), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	})
+}
+
+// effective is the format asked for: --template alone means go-template, as in kubectl.
+func (f *outputFlags) effective() string {
+	if t := f.templates.TemplateArgument; t != nil && *t != "" && !f.outputSet() {
+		return "go-template"
+	}
+	return f.format
+}
+
+// validate checks -o before anything is read, so a typo fails fast.
+func (f *outputFlags) validate() error {
+	format := f.effective()
+	if slices.Contains(f.formats, format) {
+		return nil
+	}
+	if _, err := f.templates.ToPrinter(format); !genericclioptions.IsNoCompatiblePrinterError(err) {
+		return err // nil, or a template that does not parse
+	}
+	return fmt.Errorf("unknown output format -o %q: use one of %s, jsonpath=TEMPLATE or go-template=TEMPLATE", format, strings.Join(f.formats, ", "))
+}
+
+// template says whether format is one of cli-runtime's template formats.
+func (f *outputFlags) template(format string) bool {
+	_, err := f.templates.ToPrinter(format)
+	return !genericclioptions.IsNoCompatiblePrinterError(err)
+}
+
+// print writes p in the format asked for.
+func (f *outputFlags) print(w io.Writer, p printable) error {
+	switch format := f.effective(); {
+	case (format == "json" || format == "yaml") && p.encode != nil:
+		return p.encode(w, format)
+	case format == "json":
+		return printers.WriteJSON(w, p.doc)
+	case format == "yaml":
+		return printers.WriteYAML(w, p.doc)
+	case format == "name" && p.names == nil:
+		return errNoNames
+	case format == "name":
+		return printers.WriteNames(w, p.names())
+	case f.template(format):
+		tp, err := f.templates.ToPrinter(format)
 		if err != nil {
 			return err
 		}
-		_, err = w.Write(b)
-		return err
+		return printers.Template(w, tp, p.doc)
 	default:
-		return table(w, v)
+		return p.human(w, printers.TableOptions{NoHeaders: f.noHeaders, Wide: format == "wide"})
 	}
 }

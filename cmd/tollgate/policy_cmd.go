@@ -10,7 +10,6 @@ func init() { extraCommands = append(extraCommands, newPolicyCommand) }
 // diff (what a change would do), export (the embedded policies as an OPA bundle folder) and
 // test (Rego unit tests with the manager's built-ins).
 func newPolicyCommand() *cobra.Command {
-	self := selfName()
 	cmd := &cobra.Command{
 		Use:   "policy",
 		Short: "Work on Tollgate's policies: diff a change, export the embedded ones, run Rego tests",
@@ -19,9 +18,9 @@ func newPolicyCommand() *cobra.Command {
   diff    what a candidate policy change would newly block or allow, on the live cluster or a snapshot
   export  write the embedded policies as an OPA bundle folder, to read or to test with opa
   test    run Rego unit tests against the embedded policies, with the manager's built-ins`,
-		Example: "  " + self + " policy diff --policy-dir policy/\n" +
-			"  " + self + " policy export ./tollgate-policies\n" +
-			"  " + self + " policy test site/ --coverage",
+		Example: `  tollgate policy diff --policy-dir policy/
+  tollgate policy export ./tollgate-policies
+  tollgate policy test site/ --coverage`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}

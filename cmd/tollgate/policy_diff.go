@@ -92,13 +92,12 @@ type policyDiffFlags struct {
 	bundles        []string
 	configMaps     []string
 	decision       decisionFlags
-	output         string
+	output         *outputFlags
 	failOnBlock    bool
 }
 
 func newPolicyDiffCommand() *cobra.Command {
-	var f policyDiffFlags
-	self := selfName()
+	f := policyDiffFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name")}
 	cmd := &cobra.Command{
 		Use:   "diff (--policy-dir DIR | --bundle X | --configmap FILE)...",
 		Short: "Show which upgrades a policy change would newly block or allow",
@@ -116,14 +115,17 @@ candidate that does not compile is an error naming the file and line, never a di
 
 Exit status: 0 when the diff ran; 1 on an error (the candidate does not compile, an unreadable
 snapshot); 3 with --fail-on-block when the candidate would newly block any upgrade.`,
-		Example: fmt.Sprintf(`  # what would my new rules do to the cluster's upgrades?
-  %[1]s policy diff --policy-dir policy/
+		Example: `  # what would my new rules do to the cluster's upgrades?
+  tollgate policy diff --policy-dir policy/
 
   # the same on a snapshot, in CI: fail when anything would be newly blocked
-  %[1]s policy diff --snapshot state.yaml --configmap freeze.yaml --fail-on-block
+  tollgate policy diff --snapshot state.yaml --configmap freeze.yaml --fail-on-block
 
   # adding a policy pack, in one namespace, as JSON
-  %[1]s policy diff -n operators --bundle bundles/packs/window -o json`, self),
+  tollgate policy diff -n operators --bundle bundles/packs/window -o json
+
+  # only the count of newly blocked upgrades
+  tollgate policy diff --policy-dir policy/ -o jsonpath='{.summary.newlyBlocked}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPolicyDiff(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
@@ -138,13 +140,13 @@ snapshot); 3 with --fail-on-block when the candidate would newly block any upgra
 	cmd.Flags().StringSliceVar(&f.bundles, "bundle", nil, "candidate: an OPA bundle added (directory, .tar.gz or URL; repeatable)")
 	cmd.Flags().StringArrayVar(&f.configMaps, "configmap", nil, "candidate: a YAML/JSON file of policy ConfigMaps that replace those of the same name or are added (repeatable)")
 	f.decision.bind(cmd)
-	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, json or yaml")
+	f.output.bind(cmd)
 	cmd.Flags().BoolVar(&f.failOnBlock, "fail-on-block", false, fmt.Sprintf("exit with status %d when the candidate would newly block an upgrade", exitNewlyBlocked))
 	return cmd
 }
 
 func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFlags) error {
-	if err := checkOutput(f.output, "table", "json", "yaml"); err != nil {
+	if err := f.output.validate(); err != nil {
 		return err
 	}
 	if f.dir == "" && len(f.bundles) == 0 && len(f.configMaps) == 0 {
@@ -167,7 +169,7 @@ func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFl
 	if err != nil {
 		return err
 	}
-	ns := f.cluster.namespace
+	ns := f.cluster.namespace()
 	was, err := decideAll(ctx, r, before, cfg, now, ns)
 	if err != nil {
 		return err
@@ -178,7 +180,7 @@ func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFl
 	}
 	report := compareOutcomes(was, will)
 	report.before, report.after, report.scope = before.Revision(), after.Revision(), scope
-	if err := writeReport(stdout, f.output, report, renderDiffTable); err != nil {
+	if err := f.output.print(stdout, report.printable()); err != nil {
 		return err
 	}
 	if f.failOnBlock && report.Summary.NewlyBlocked > 0 {
@@ -191,8 +193,8 @@ func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFl
 // a phrase saying which namespaces the diff covers.
 func (f *policyDiffFlags) reader(ctx context.Context) (client.Reader, string, error) {
 	scope := "all namespaces"
-	if f.cluster.namespace != "" {
-		scope = "namespace " + f.cluster.namespace
+	if ns := f.cluster.namespace(); ns != "" {
+		scope = "namespace " + ns
 	}
 	if len(f.snapshot) > 0 {
 		snap, err := loadSnapshot(ctx, f.snapshot)
@@ -402,9 +404,26 @@ func compareKeys(a, b types.NamespacedName) int {
 	return strings.Compare(a.Name, b.Name)
 }
 
-// renderDiffTable prints the diff for a person, grouped by kind of change.
-func renderDiffTable(w io.Writer, r *diffReport) error {
-	fmt.Fprintf(w, "Policy revision %s in force, candidate %s; %s.\n", printers.Escape(r.before), printers.Escape(r.after), printers.Escape(r.scope))
+// printable is the report in every output format: -o name lists the Subscriptions whose
+// decision changes.
+func (r *diffReport) printable() printable {
+	return printable{
+		doc:   r,
+		human: func(w io.Writer, o printers.TableOptions) error { return renderDiffTable(w, r, o) },
+		names: func() []printers.Ref {
+			refs := make([]printers.Ref, len(r.Changes))
+			for i, c := range r.Changes {
+				refs[i] = printers.Ref{GroupKind: subscriptionKind, Name: c.Name}
+			}
+			return refs
+		},
+	}
+}
+
+// renderDiffTable prints the diff for a person, grouped by kind of change. -o wide adds the
+// codes the candidate adds and removes.
+func renderDiffTable(w io.Writer, r *diffReport, o printers.TableOptions) error {
+	o.Title(w, "Policy revision %s in force, candidate %s; %s.\n", printers.Escape(r.before), printers.Escape(r.after), printers.Escape(r.scope))
 	groups := []struct {
 		title string
 		keep  func(subscriptionChange) bool
@@ -423,18 +442,19 @@ func renderDiffTable(w io.Writer, r *diffReport) error {
 		if len(rows) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s (%d)\n", g.title, len(rows))
-		t := printers.NewTable(w, "NAMESPACE", "NAME", "IN FORCE", "CANDIDATE")
+		o.Title(w, "\n%s (%d)\n", g.title, len(rows))
+		t := o.NewTable(w, o.Columns([]string{"NAMESPACE", "NAME", "IN FORCE", "CANDIDATE"}, "ADDED", "REMOVED")...)
 		for _, c := range rows {
-			t.Row(c.Namespace, c.Name, c.Before.String(), c.After.String())
+			t.Row(o.Columns([]string{c.Namespace, c.Name, c.Before.String(), c.After.String()},
+				strings.Join(missing(c.After.Codes, c.Before.Codes), ", "), strings.Join(missing(c.Before.Codes, c.After.Codes), ", "))...)
 		}
 		if err := t.Flush(); err != nil {
 			return err
 		}
 	}
 	if len(r.plans) > 0 {
-		fmt.Fprintf(w, "\nINSTALL PLANS WHOSE VERDICT CHANGES (%d)\n", len(r.plans))
-		t := printers.NewTable(w, "NAMESPACE", "NAME", "IN FORCE", "CANDIDATE")
+		o.Title(w, "\nINSTALL PLANS WHOSE VERDICT CHANGES (%d)\n", len(r.plans))
+		t := o.NewTable(w, "NAMESPACE", "NAME", "IN FORCE", "CANDIDATE")
 		for _, p := range r.plans {
 			t.Row(p.key.Namespace, p.key.Name, planWord(p.before), planWord(p.after))
 		}
@@ -443,8 +463,19 @@ func renderDiffTable(w io.Writer, r *diffReport) error {
 		}
 	}
 	s := r.Summary
-	_, err := fmt.Fprintf(w, "\nSummary: %d newly blocked, %d newly allowed, %d held by other codes, %d unchanged.\n", s.NewlyBlocked, s.NewlyAllowed, s.Changed, s.Unchanged)
-	return err
+	o.Title(w, "\nSummary: %d newly blocked, %d newly allowed, %d held by other codes, %d unchanged.\n", s.NewlyBlocked, s.NewlyAllowed, s.Changed, s.Unchanged)
+	return nil
+}
+
+// missing is the codes of a that b lacks.
+func missing(a, b []string) []string {
+	var out []string
+	for _, c := range a {
+		if !slices.Contains(b, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func planWord(v approval.Verdict) string {

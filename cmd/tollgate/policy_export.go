@@ -23,7 +23,6 @@ type policyExportFlags struct {
 
 func newPolicyExportCommand() *cobra.Command {
 	var f policyExportFlags
-	self := selfName()
 	cmd := &cobra.Command{
 		Use:   "export DIR",
 		Short: "Write the embedded policies to a folder, as an OPA bundle",
@@ -36,14 +35,14 @@ Use it to read the rules the manager runs, to start a replacement of an embedded
 to your --policy-dir folder, keeping its path), or to test your own policies with the real opa:
 'opa test DIR site/'. DIR is created; a folder that already holds files is refused unless
 --force (which overwrites the files it writes and leaves others alone).`,
-		Example: fmt.Sprintf(`  %[1]s policy export ./tollgate-policies
+		Example: `  tollgate policy export ./tollgate-policies
   go tool opa test ./tollgate-policies site/
 
   # with the embedded tests and their input builders (data.tollgate.fixtures_test)
-  %[1]s policy export --with-tests --force ./tollgate-policies`, self),
+  tollgate policy export --with-tests --force ./tollgate-policies`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return fmt.Errorf("give the folder to write to, e.g. %s policy export ./tollgate-policies", self)
+				return fmt.Errorf("give the folder to write to, e.g. %s policy export ./tollgate-policies", selfName())
 			}
 			return nil
 		},

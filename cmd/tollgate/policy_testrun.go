@@ -38,7 +38,6 @@ type policyTestFlags struct {
 
 func newPolicyTestCommand() *cobra.Command {
 	var f policyTestFlags
-	self := selfName()
 	cmd := &cobra.Command{
 		Use:   "test DIR...",
 		Short: "Run Rego tests against the embedded policies, with the manager's built-ins",
@@ -55,17 +54,17 @@ Output is opa test's; --coverage adds the coverage of each policy file.
 
 Exit status: 0 when every test passes; 2 when a test fails or errors; 1 when the policies do not
 compile or no test is found.`,
-		Example: fmt.Sprintf(`  # your site's rules and tests, against the embedded policies
-  %[1]s policy test site/
+		Example: `  # your site's rules and tests, against the embedded policies
+  tollgate policy test site/
 
   # a policy pack and its tests, with coverage
-  %[1]s policy test bundles/packs/window --coverage
+  tollgate policy test bundles/packs/window --coverage
 
   # only some tests, verbosely
-  %[1]s policy test site/ --run 'freeze' -v`, self),
+  tollgate policy test site/ --run 'freeze' -v`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return fmt.Errorf("give at least one folder of .rego tests, e.g. %s policy test site/", self)
+				return fmt.Errorf("give at least one folder of .rego tests, e.g. %s policy test site/", selfName())
 			}
 			return nil
 		},

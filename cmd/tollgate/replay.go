@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/decisionlog"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/printers"
 )
 
 // Outcomes of a replayed event.
@@ -68,8 +69,11 @@ func (d *replayDecision) same(o *replayDecision) bool {
 
 // runReplay re-evaluates the decisions of a decision log with the policies of the flags.
 func runReplay(ctx context.Context, stdout io.Writer, f evalFlags) error {
-	if err := checkOutput(f.output, "table", "json", "yaml"); err != nil {
+	if err := f.output.validate(); err != nil {
 		return err
+	}
+	if f.output.effective() == "name" {
+		return errNoNames
 	}
 	if len(f.snapshot) > 0 {
 		return errors.New("--replay re-evaluates logged inputs: it takes no --snapshot")
@@ -95,7 +99,8 @@ func runReplay(ctx context.Context, stdout io.Writer, f evalFlags) error {
 		}
 		report.Events = append(report.Events, ev)
 	}
-	if err := writeReport(stdout, f.output, report, renderReplayTable); err != nil {
+	human := func(w io.Writer, o printers.TableOptions) error { return renderReplayTable(w, report, o) }
+	if err := f.output.print(stdout, printable{doc: report, human: human}); err != nil {
 		return err
 	}
 	if report.Different > 0 {
@@ -171,9 +176,9 @@ func subscriptionOf(in map[string]any) (string, string) {
 	return ns, name
 }
 
-func renderReplayTable(w io.Writer, r *replayReport) error {
+func renderReplayTable(w io.Writer, r *replayReport, o printers.TableOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DECISION ID\tPATH\tSUBSCRIPTION\tLOGGED\tREPLAYED\tOUTCOME")
+	o.Title(tw, "DECISION ID\tPATH\tSUBSCRIPTION\tLOGGED\tREPLAYED\tOUTCOME\n")
 	for _, e := range r.Events {
 		outcome := e.Outcome
 		if e.Reason != "" && e.Outcome == replayNotReplayable {
@@ -184,7 +189,7 @@ func renderReplayTable(w io.Writer, r *replayReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%d events replayed with policy revision %s: %d same, %d different, %d not replayable\n",
+	o.Title(w, "\n%d events replayed with policy revision %s: %d same, %d different, %d not replayable\n",
 		len(r.Events), r.PolicyRevision, r.Same, r.Different, r.NotReplayable)
-	return err
+	return nil
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/input"
 	"github.com/tollgate-dev/tollgate/policysource"
-	"github.com/tollgate-dev/tollgate/version"
 )
 
 // managerFlags are the settings of `tollgate run`.
@@ -89,6 +88,7 @@ func envOr(key, def string) string {
 func newRunCommand() *cobra.Command {
 	var (
 		flags   managerFlags
+		cluster clusterFlags
 		serving controllers.ServingOptions
 	)
 	zapOpts := zap.Options{}
@@ -98,8 +98,8 @@ func newRunCommand() *cobra.Command {
 		Example: `  # in a cluster (the Deployment in config/manager does this)
   tollgate run --leader-elect --policy-namespace tollgate-system
 
-  # against the current kubeconfig, reporting only
-  tollgate run --default-mode Audit --metrics-secure=false --metrics-bind-address :8080`,
+  # against a kubeconfig context, reporting only
+  tollgate run --context staging --default-mode Audit --metrics-secure=false --metrics-bind-address :8080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := flags.options()
@@ -107,16 +107,16 @@ func newRunCommand() *cobra.Command {
 				return err
 			}
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-			cfg, err := ctrl.GetConfig()
+			cfg, err := cluster.restConfig()
 			if err != nil {
-				return fmt.Errorf("find the cluster (kubeconfig or in-cluster config): %w", err)
+				return err
 			}
-			cfg.UserAgent = "tollgate/" + version.Get().Version
 			cfg.QPS, cfg.Burst = flags.qps, max(flags.burst, int(flags.qps))
 			return runManager(ctrl.SetupSignalHandler(), cfg, opts, flags, serving.ManagerOptions())
 		},
 	}
 	flags.bind(cmd)
+	cluster.bindManager(cmd)
 	cmd.Flags().StringVar(&serving.MetricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 disables it")
 	cmd.Flags().BoolVar(&serving.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers allowed to get /metrics (TokenReview, SubjectAccessReview); false serves plain HTTP to anyone")
 	cmd.Flags().StringVar(&serving.ProbeAddr, "health-probe-bind-address", ":8081", "address of the /healthz (alive) and /readyz (policies loaded) probes")

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tollgate-dev/tollgate/input"
 	"github.com/tollgate-dev/tollgate/policysource"
+	"github.com/tollgate-dev/tollgate/printers"
 	"github.com/tollgate-dev/tollgate/snapshot"
 )
 
@@ -20,11 +22,11 @@ type snapshotFlags struct {
 	all      bool
 	globalNS string
 	policyNS string
-	output   string
+	output   *outputFlags
 }
 
 func newSnapshotCommand() *cobra.Command {
-	var f snapshotFlags
+	f := snapshotFlags{output: newOutputFlags("yaml", "json", "name")}
 	cmd := &cobra.Command{
 		Use:   "snapshot [-n NAMESPACE | -A]",
 		Short: "Write the cluster state Tollgate decides on, for tollgate eval or a bug report",
@@ -43,25 +45,28 @@ out. Progress goes to stderr.
 
   # the whole cluster, then evaluate it offline with your own policy changes
   tollgate snapshot -A > cluster.yaml
-  tollgate eval --snapshot cluster.yaml --policy-dir policy/`,
+  tollgate eval --snapshot cluster.yaml --policy-dir policy/
+
+  # what a snapshot of the namespace would hold, one kind/name a line
+  tollgate snapshot -n operators -o name`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runSnapshot(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, cmd.Flags().Changed("namespace"))
+			return runSnapshot(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
 		},
 	}
 	f.cluster.bind(cmd)
 	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "snapshot every namespace")
 	cmd.Flags().StringVar(&f.globalNS, "global-catalog-namespace", input.DefaultGlobalCatalogNamespace, "namespace whose CatalogSources every Subscription can use (always included)")
 	cmd.Flags().StringVar(&f.policyNS, "policy-namespace", policysource.DefaultNamespace, "namespace of the policy ConfigMaps (labelled tollgate.dev/policy) to include")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml (multi-document) or json (a List)")
+	f.output.bind(cmd)
 	return cmd
 }
 
-func runSnapshot(ctx context.Context, stdout, stderr io.Writer, f snapshotFlags, nsGiven bool) error {
-	if err := checkOutput(f.output, "yaml", "json"); err != nil {
+func runSnapshot(ctx context.Context, stdout, stderr io.Writer, f snapshotFlags) error {
+	if err := f.output.validate(); err != nil {
 		return err
 	}
-	if f.all && nsGiven {
+	if f.all && f.cluster.namespace() != "" {
 		return fmt.Errorf("give either -n NAMESPACE or -A, not both")
 	}
 	c, ns, cfg, err := f.cluster.connect()
@@ -78,5 +83,27 @@ func runSnapshot(ctx context.Context, stdout, stderr io.Writer, f snapshotFlags,
 	if err != nil {
 		return err
 	}
-	return snapshot.Write(stdout, f.output, objs, fmt.Sprintf("tollgate snapshot of %s, taken %s", where, time.Now().UTC().Format(time.RFC3339)))
+	header := fmt.Sprintf("tollgate snapshot of %s, taken %s", where, time.Now().UTC().Format(time.RFC3339))
+	return f.output.print(stdout, snapshotPrintable(objs, header))
+}
+
+// snapshotPrintable is the snapshot in every output format: yaml (multi-document) and json
+// (a List) as eval reads them; jsonpath and go-template over the List; name lists every object.
+func snapshotPrintable(objs []map[string]any, header string) printable {
+	items := make([]any, len(objs))
+	for i := range objs {
+		items[i] = objs[i]
+	}
+	return printable{
+		doc:    map[string]any{"apiVersion": "v1", "kind": "List", "items": items},
+		encode: func(w io.Writer, format string) error { return snapshot.Write(w, format, objs, header) },
+		names: func() []printers.Ref {
+			refs := make([]printers.Ref, len(objs))
+			for i, o := range objs {
+				u := unstructured.Unstructured{Object: o}
+				refs[i] = printers.Ref{GroupKind: u.GroupVersionKind().GroupKind(), Name: u.GetName()}
+			}
+			return refs
+		},
+	}
 }

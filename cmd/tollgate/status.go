@@ -56,7 +56,8 @@ type heldGate struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 
-	since time.Time
+	since    time.Time
+	revision string // the policy revision of the decision, for -o wide
 }
 
 type planCounts struct {
@@ -101,12 +102,11 @@ type statusFlags struct {
 	policyNS string
 	limit    int
 	now      string
-	output   string
+	output   *outputFlags
 }
 
 func newStatusCommand() *cobra.Command {
-	var f statusFlags
-	self := selfName()
+	f := statusFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name")}
 	cmd := &cobra.Command{
 		Use:   "status [-n NAMESPACE]",
 		Short: "Summarise what Tollgate holds: gates by state and code, the longest holds, plans, policy health",
@@ -123,14 +123,20 @@ InstallPlans and the policy ConfigMaps, and print:
 
 It reads the live cluster (all namespaces; -n narrows), or a snapshot with --snapshot ('tollgate
 snapshot' captures the gates and the policy ConfigMaps).`,
-		Example: fmt.Sprintf(`  # what is Tollgate holding, cluster-wide?
-  %[1]s status
+		Example: `  # what is Tollgate holding, cluster-wide?
+  tollgate status
 
   # one namespace, the 3 longest holds, as JSON
-  %[1]s status -n operators --limit 3 -o json
+  tollgate status -n operators --limit 3 -o json
+
+  # the held gates, one kind/name a line (kubectl describe takes them)
+  tollgate status -o name
+
+  # the codes holding upgrades, and how many gates each holds
+  tollgate status -o jsonpath='{range .byCode[*]}{.code}{"\t"}{.gates}{"\n"}{end}'
 
   # from a snapshot attached to a bug report
-  %[1]s status --snapshot state.yaml`, self),
+  tollgate status --snapshot state.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runStatus(cmd.Context(), cmd.OutOrStdout(), f)
@@ -142,12 +148,12 @@ snapshot' captures the gates and the policy ConfigMaps).`,
 	cmd.Flags().StringVar(&f.policyNS, "policy-namespace", policysource.DefaultNamespace, "namespace of the policy ConfigMaps (labelled tollgate.dev/policy)")
 	cmd.Flags().IntVar(&f.limit, "limit", 10, "how many of the longest holds to list")
 	cmd.Flags().StringVar(&f.now, "now", "", "the current time for the hold durations, RFC 3339 (default: now)")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, json or yaml")
+	f.output.bind(cmd)
 	return cmd
 }
 
 func runStatus(ctx context.Context, stdout io.Writer, f statusFlags) error {
-	if err := checkOutput(f.output, "table", "json", "yaml"); err != nil {
+	if err := f.output.validate(); err != nil {
 		return err
 	}
 	if f.limit < 0 {
@@ -162,22 +168,37 @@ func runStatus(ctx context.Context, stdout io.Writer, f statusFlags) error {
 		return err
 	}
 	rep := &statusReport{Now: now.Format(time.RFC3339), Scope: scope}
-	if err := rep.readGates(ctx, r, f.cluster.namespace, f.limit); err != nil {
+	if err := rep.readGates(ctx, r, f.cluster.namespace(), f.limit); err != nil {
 		return err
 	}
-	if err := rep.readPlans(ctx, r, f.cluster.namespace); err != nil {
+	if err := rep.readPlans(ctx, r, f.cluster.namespace()); err != nil {
 		return err
 	}
 	if err := rep.readSources(ctx, r, f.policyNS); err != nil {
 		return err
 	}
-	return writeReport(stdout, f.output, rep, renderStatusTable)
+	return f.output.print(stdout, rep.printable())
+}
+
+// printable is the report in every output format: -o name lists the longest-held gates.
+func (rep *statusReport) printable() printable {
+	return printable{
+		doc:   rep,
+		human: func(w io.Writer, o printers.TableOptions) error { return renderStatusTable(w, rep, o) },
+		names: func() []printers.Ref {
+			refs := make([]printers.Ref, len(rep.HeldLongest))
+			for i, h := range rep.HeldLongest {
+				refs[i] = printers.Ref{GroupKind: upgradeGateKind, Name: h.Name}
+			}
+			return refs
+		},
+	}
 }
 
 func (f *statusFlags) reader(ctx context.Context) (client.Reader, string, error) {
 	scope := "all namespaces"
-	if f.cluster.namespace != "" {
-		scope = "namespace " + f.cluster.namespace
+	if ns := f.cluster.namespace(); ns != "" {
+		scope = "namespace " + ns
 	}
 	if len(f.snapshot) > 0 {
 		snap, err := loadSnapshot(ctx, f.snapshot)
@@ -257,7 +278,7 @@ func standingCodes(denials []tollgatev1alpha1.Denial) []string {
 // turned True (a hold that changes codes stays one hold), else since the decision.
 func holdOf(g *tollgatev1alpha1.UpgradeGate) heldGate {
 	d := g.Status.Decision
-	h := heldGate{Namespace: g.Namespace, Name: g.Name, Code: d.BlockedBy}
+	h := heldGate{Namespace: g.Namespace, Name: g.Name, Code: d.BlockedBy, revision: d.PolicyRevision}
 	if c := meta.FindStatusCondition(g.Status.Conditions, tollgatev1alpha1.ConditionUpgradeBlocked); c != nil && c.Status == "True" && !c.LastTransitionTime.IsZero() {
 		h.since, h.Message = c.LastTransitionTime.UTC(), c.Message
 	} else if d.EvaluatedAt != nil {
@@ -374,18 +395,19 @@ func (rep *statusReport) readSources(ctx context.Context, r client.Reader, ns st
 	return nil
 }
 
-// renderStatusTable prints the status report for a person.
-func renderStatusTable(w io.Writer, rep *statusReport) error {
+// renderStatusTable prints the status report for a person. -o wide adds the policy revision
+// of each long hold.
+func renderStatusTable(w io.Writer, rep *statusReport, o printers.TableOptions) error {
 	g := rep.Gates
-	fmt.Fprintf(w, "Tollgate status of %s at %s.\n\n", printers.Escape(rep.Scope), rep.Now)
-	fmt.Fprintf(w, "GATES  %d: %d allowed, %d held, %d without a decision yet", g.Total, g.Allowed, g.Held, g.NoDecision)
+	o.Title(w, "Tollgate status of %s at %s.\n\n", printers.Escape(rep.Scope), rep.Now)
+	o.Title(w, "GATES  %d: %d allowed, %d held, %d without a decision yet", g.Total, g.Allowed, g.Held, g.NoDecision)
 	if rep.SubscriptionsWithoutGate > 0 {
-		fmt.Fprintf(w, "; %d Subscription(s) have no gate yet", rep.SubscriptionsWithoutGate)
+		o.Title(w, "; %d Subscription(s) have no gate yet", rep.SubscriptionsWithoutGate)
 	}
-	fmt.Fprintln(w)
+	o.Title(w, "\n")
 	if len(rep.ByCode) > 0 {
-		fmt.Fprintf(w, "\nHELD BY CODE\n")
-		t := printers.NewTable(w, "CODE", "GATES")
+		o.Title(w, "\nHELD BY CODE\n")
+		t := o.NewTable(w, "CODE", "GATES")
 		for _, c := range rep.ByCode {
 			t.Row(c.Code, fmt.Sprint(c.Gates))
 		}
@@ -393,13 +415,13 @@ func renderStatusTable(w io.Writer, rep *statusReport) error {
 			return err
 		}
 	}
-	if err := renderHolds(w, rep); err != nil {
+	if err := renderHolds(w, rep, o); err != nil {
 		return err
 	}
 	p := rep.InstallPlans
-	fmt.Fprintf(w, "\nINSTALL PLANS  %d pending, %d awaiting approval\n", p.Pending, p.AwaitingApproval)
+	o.Title(w, "\nINSTALL PLANS  %d pending, %d awaiting approval\n", p.Pending, p.AwaitingApproval)
 	if len(p.Awaiting) > 0 {
-		t := printers.NewTable(w, "NAMESPACE", "NAME", "CSVS")
+		t := o.NewTable(w, "NAMESPACE", "NAME", "CSVS")
 		for _, a := range p.Awaiting {
 			t.Row(a.Namespace, a.Name, strings.Join(a.CSVs, ", "))
 		}
@@ -407,47 +429,47 @@ func renderStatusTable(w io.Writer, rep *statusReport) error {
 			return err
 		}
 	}
-	return renderPolicyHealth(w, rep.Policy)
+	return renderPolicyHealth(w, rep.Policy, o)
 }
 
-func renderHolds(w io.Writer, rep *statusReport) error {
+func renderHolds(w io.Writer, rep *statusReport, o printers.TableOptions) error {
 	if len(rep.HeldLongest) == 0 {
 		return nil
 	}
 	now, _ := time.Parse(time.RFC3339, rep.Now)
-	fmt.Fprintf(w, "\nHELD LONGEST (%d of %d)\n", len(rep.HeldLongest), rep.Gates.Held)
-	t := printers.NewTable(w, "NAMESPACE", "NAME", "HELD SINCE", "FOR", "CODE", "MESSAGE")
+	o.Title(w, "\nHELD LONGEST (%d of %d)\n", len(rep.HeldLongest), rep.Gates.Held)
+	t := o.NewTable(w, o.Columns([]string{"NAMESPACE", "NAME", "HELD SINCE", "FOR", "CODE", "MESSAGE"}, "POLICY REVISION")...)
 	for _, h := range rep.HeldLongest {
 		since, held := "unknown", ""
 		if !h.since.IsZero() {
 			since, held = h.Since, humanDuration(now.Sub(h.since))
 		}
-		t.Row(h.Namespace, h.Name, since, held, h.Code, h.Message)
+		t.Row(o.Columns([]string{h.Namespace, h.Name, since, held, h.Code, h.Message}, h.revision)...)
 	}
 	return t.Flush()
 }
 
-func renderPolicyHealth(w io.Writer, p policyInForce) error {
-	fmt.Fprintf(w, "\nPOLICY\n")
+func renderPolicyHealth(w io.Writer, p policyInForce, o printers.TableOptions) error {
+	o.Title(w, "\nPOLICY\n")
 	switch len(p.Revisions) {
 	case 0:
-		fmt.Fprintf(w, "  revision in force: unknown (no gate records a decision)\n")
+		o.Title(w, "  revision in force: unknown (no gate records a decision)\n")
 	default:
 		others := make([]string, 0, len(p.Revisions)-1)
 		for _, rc := range p.Revisions[1:] {
 			others = append(others, fmt.Sprintf("%s on %d", printers.Escape(rc.Revision), rc.Gates))
 		}
-		fmt.Fprintf(w, "  revision in force: %s (%d gate(s))", printers.Escape(p.Revision), p.Revisions[0].Gates)
+		o.Title(w, "  revision in force: %s (%d gate(s))", printers.Escape(p.Revision), p.Revisions[0].Gates)
 		if len(others) > 0 {
-			fmt.Fprintf(w, "; older decisions: %s", strings.Join(others, ", "))
+			o.Title(w, "; older decisions: %s", strings.Join(others, ", "))
 		}
-		fmt.Fprintln(w)
+		o.Title(w, "\n")
 	}
 	if len(p.Sources) == 0 {
-		_, err := fmt.Fprintf(w, "  no policy ConfigMap: the embedded policies (and bundles) only\n")
-		return err
+		o.Title(w, "  no policy ConfigMap: the embedded policies (and bundles) only\n")
+		return nil
 	}
-	t := printers.NewTable(w, "CONFIGMAP", "KIND", "STATUS", "SERVING", "ERRORS")
+	t := o.NewTable(w, "CONFIGMAP", "KIND", "STATUS", "SERVING", "ERRORS")
 	for _, s := range p.Sources {
 		t.Row(s.Name, s.Kind, s.Status, s.Serving, strings.Join(s.Errors, "; "))
 	}
