@@ -142,8 +142,10 @@ verify: generate manifests ## Regenerate everything and fail if the tree differs
 ##@ Build
 
 .PHONY: build
-build: ## Build bin/tollgate (also usable as kubectl-tollgate).
+build: ## Build bin/tollgate (also usable as kubectl-tollgate) and bin/kubectl_complete-tollgate (kubectl's completion of the plugin).
 	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/tollgate ./cmd/tollgate
+	@printf '#!/bin/sh\n# kubectl (1.26+) completes the tollgate plugin with this script, found on the PATH.\nexec kubectl-tollgate __complete "$$@"\n' > bin/kubectl_complete-tollgate
+	@chmod +x bin/kubectl_complete-tollgate
 
 .PHONY: image
 image: ## Build the container image into bin/image (an OCI layout, no Docker needed) and print its digest.
