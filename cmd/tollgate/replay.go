@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/tollgate-dev/tollgate/approval"
@@ -177,19 +176,19 @@ func subscriptionOf(in map[string]any) (string, string) {
 }
 
 func renderReplayTable(w io.Writer, r *replayReport, o printers.TableOptions) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	o.Title(tw, "DECISION ID\tPATH\tSUBSCRIPTION\tLOGGED\tREPLAYED\tOUTCOME\n")
+	// A decision log is input like any other: its names and reasons are escaped as printed.
+	t := o.NewTable(w, "DECISION ID", "PATH", "SUBSCRIPTION", "LOGGED", "REPLAYED", "OUTCOME")
 	for _, e := range r.Events {
 		outcome := e.Outcome
 		if e.Reason != "" && e.Outcome == replayNotReplayable {
 			outcome += " (" + e.Reason + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%s\t%s\n", e.DecisionID, e.Path, e.Namespace, e.Name, e.Logged, e.Replayed, outcome)
+		t.Row(e.DecisionID, e.Path, e.Namespace+"/"+e.Name, e.Logged.String(), e.Replayed.String(), outcome)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := t.Flush(); err != nil {
 		return err
 	}
 	o.Title(w, "\n%d events replayed with policy revision %s: %d same, %d different, %d not replayable\n",
-		len(r.Events), r.PolicyRevision, r.Same, r.Different, r.NotReplayable)
+		len(r.Events), printers.Escape(r.PolicyRevision), r.Same, r.Different, r.NotReplayable)
 	return nil
 }

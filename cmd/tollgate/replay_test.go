@@ -49,3 +49,22 @@ func TestReplayOfEventsWithoutInput(t *testing.T) {
 	_, _, err = run(t, "eval", "--replay", path)
 	assert.ErrorContains(t, err, "line 1")
 }
+
+// TestReplayEscapesWhatTheLogSays: a decision log is input like any other; a name carrying
+// a terminal escape sequence is printed escaped.
+func TestReplayEscapesWhatTheLogSays(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "decisions.log")
+	sink, err := decisionlog.Open(path, decisionlog.HTTPOptions{})
+	require.NoError(t, err)
+	sub := map[string]any{"metadata": map[string]any{"namespace": "demo", "name": "etcd\x1b]0;pwned\a"}}
+	dec := &approval.Decision{
+		Document: &input.Document{Doc: map[string]any{"now": "2026-11-20T12:00:00Z", "subscription": sub}, Subscription: &v1alpha1.Subscription{}},
+		Result:   &engine.Result{Revision: "0123456789ab", Decision: engine.Decision{Allowed: true}},
+	}
+	decisionlog.New(sink, decisionlog.Options{Log: logr.Discard()}).Decision(dec)
+
+	table, _, err := run(t, "eval", "--replay", path)
+	require.ErrorContains(t, err, "come out differently") // the logged input is not a whole document
+	assert.Contains(t, table, "demo/etcd")
+	assert.NotContains(t, table, "\x1b", "an escape sequence from the log reaches the terminal")
+}
