@@ -8,6 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/bundle"
 
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/decisionlog"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/input"
@@ -126,17 +129,29 @@ func leaderReady(elected <-chan struct{}, check healthz.Checker) healthz.Checker
 }
 
 // CacheOptions limits the ConfigMap cache to the policy namespace: Tollgate reads no other
-// ConfigMap, and a cluster may hold many. Every cached object is trimmed of what the input
-// never carries (input.Trim: managed fields, a CSV's install strategy...), which is most of
-// the memory a large cluster's CSVs would take.
+// ConfigMap, and a cluster may hold many. It leaves out the copies of a CSV OLM writes into
+// every target namespace of an operator installed for all namespaces (a thousand namespaces,
+// a thousand copies of each such CSV): a Subscription installs the original, in its own
+// namespace. Every cached object is trimmed of what the input never carries (input.Trim:
+// managed fields, a CSV's install strategy...).
 func CacheOptions(policyNamespace string) cache.Options {
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{policyNamespace: {}}},
+			&corev1.ConfigMap{}:               {Namespaces: map[string]cache.Config{policyNamespace: {}}},
+			&v1alpha1.ClusterServiceVersion{}: {Label: notCopied},
 		},
 		DefaultTransform: input.Trim,
 	}
 }
+
+// notCopied selects the CSVs that are not OLM's copies.
+var notCopied = func() labels.Selector {
+	req, err := labels.NewRequirement(v1alpha1.CopiedFromLabel, selection.DoesNotExist, nil)
+	if err != nil {
+		panic(err) // a constant requirement
+	}
+	return labels.NewSelector().Add(*req)
+}()
 
 // Setup compiles the embedded policies (and bundles) and registers both reconcilers with mgr.
 // It fails when the base policy set does not compile: there is nothing to fall back to.

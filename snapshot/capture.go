@@ -67,7 +67,7 @@ func policyScope(s Scope) [][]client.ListOption {
 // notCopied drops the copies of a CSV OLM writes into every target namespace: they carry
 // nothing the decision needs and multiply a snapshot's size.
 func notCopied(obj client.Object) bool {
-	_, copied := obj.GetLabels()["olm.copiedFrom"]
+	_, copied := obj.GetLabels()[v1alpha1.CopiedFromLabel]
 	return !copied
 }
 

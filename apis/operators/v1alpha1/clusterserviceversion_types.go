@@ -19,6 +19,10 @@ const (
 	CSVPhaseDeleting   ClusterServiceVersionPhase = "Deleting"
 )
 
+// CopiedFromLabel marks the copies of a CSV OLM writes into each target namespace of an
+// operator's OperatorGroup; its value is the namespace of the original.
+const CopiedFromLabel = "olm.copiedFrom"
+
 // CRDDescription names one CRD a CSV owns or requires.
 type CRDDescription struct {
 	Name        string `json:"name"`
