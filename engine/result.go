@@ -168,26 +168,27 @@ func policyError(revision string, err error) *Result {
 // documents. Absent optional lists are fine; a wrong type anywhere is an error, and
 // decision.allowed must be present and a bool.
 func decodeResult(v any) (*wireResult, error) {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%w: result is %s, want an object", ErrResultShape, typeName(v))
+	var text []byte
+	if enc, ok := v.(encodedResult); ok {
+		if err := checkShape(enc.value); err != nil {
+			return nil, err
+		}
+		text = enc.text
+	} else {
+		// JSON data: written as text, then read as the evaluation's text is.
+		if err := checkShape(v); err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrResultShape, err)
+		}
+		text = b
 	}
-	dec, ok := obj["decision"].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%w: result.decision is %s, want an object", ErrResultShape, typeName(obj["decision"]))
-	}
-	if _, ok := dec["allowed"].(bool); !ok {
-		return nil, fmt.Errorf("%w: result.decision.allowed is %s, want a boolean", ErrResultShape, typeName(dec["allowed"]))
-	}
-	// The result is small (tens of entries); a JSON round trip into the typed struct checks
-	// every field's type and is cheap next to evaluation. Unknown fields are ignored, so
-	// policies may add keys before the engine learns them.
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrResultShape, err)
-	}
+	// Unmarshalling into the typed struct checks every field's type. Unknown fields are
+	// ignored, so policies may add keys before the engine learns them.
 	var w wireResult
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := json.Unmarshal(text, &w); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrResultShape, err)
 	}
 	for _, d := range w.Decision.Denials {
@@ -253,14 +254,74 @@ const MaxText = 2048
 // gigabytes by repeating one long string).
 const MaxResultBytes = 8 << 20
 
-// boundedJSON converts the query's value to JSON data when it is not larger than
-// MaxResultBytes (rego.EvalGenerateJSON).
+// boundedJSON writes the query's value as JSON text when it is not larger than MaxResultBytes
+// (rego.EvalGenerateJSON); decodeResult reads it.
 func boundedJSON(t *ast.Term, _ *rego.EvalContext) (any, error) {
 	budget := MaxResultBytes
 	if !within(t.Value, &budget) {
 		return nil, fmt.Errorf("%w: the result is larger than %d bytes", ErrResultShape, MaxResultBytes)
 	}
-	return ast.JSONWithOpt(t.Value, ast.JSONOpt{SortSets: true})
+	text, err := appendJSON(make([]byte, 0, MaxResultBytes-budget+64), t.Value)
+	if err != nil {
+		return nil, err
+	}
+	return encodedResult{value: t.Value, text: text}, nil
+}
+
+// checkShape checks what the result must be before it is decoded: an object whose decision is
+// an object with a boolean allowed. v is the query's value (ast) or JSON data.
+func checkShape(v any) error {
+	decision, ok := member(v, "decision")
+	if !ok {
+		return fmt.Errorf("%w: result is %s, want an object", ErrResultShape, typeName(scalar(v)))
+	}
+	allowed, ok := member(decision, "allowed")
+	if !ok {
+		return fmt.Errorf("%w: result.decision is %s, want an object", ErrResultShape, typeName(scalar(decision)))
+	}
+	if _, ok := allowed.(bool); !ok {
+		return fmt.Errorf("%w: result.decision.allowed is %s, want a boolean", ErrResultShape, typeName(allowed))
+	}
+	return nil
+}
+
+// member is the value of key in obj (nil when obj has none) and whether obj is an object. obj
+// is JSON data or an ast value; an ast member comes back as scalar makes it.
+func member(obj any, key string) (any, bool) {
+	switch o := obj.(type) {
+	case map[string]any:
+		return o[key], true
+	case ast.Object:
+		t := o.Get(ast.StringTerm(key))
+		if t == nil {
+			return nil, true
+		}
+		if inner, ok := t.Value.(ast.Object); ok {
+			return inner, true
+		}
+		return scalar(t.Value), true
+	}
+	return nil, false
+}
+
+// scalar is an ast value as the JSON data typeName names alike: null, booleans, strings,
+// numbers, lists (sets are lists in JSON) and objects; anything else is left as it is.
+func scalar(v any) any {
+	switch x := v.(type) {
+	case ast.Null:
+		return nil
+	case ast.Boolean:
+		return bool(x)
+	case ast.String:
+		return string(x)
+	case ast.Number:
+		return json.Number(x)
+	case *ast.Array, ast.Set:
+		return []any{}
+	case ast.Object:
+		return map[string]any{}
+	}
+	return v
 }
 
 // within subtracts the size of v (about as JSON) from budget, and says whether it stayed

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/open-policy-agent/opa/v1/ast"
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 )
@@ -30,6 +34,7 @@ func FuzzDecodeResult(f *testing.F) {
 			return
 		}
 		w, err := decodeResult(v)
+		sameAsFromAST(t, v, w, err)
 		if err != nil {
 			if !errors.Is(err, ErrResultShape) {
 				t.Fatalf("a decode error that is not ErrResultShape: %v", err)
@@ -91,4 +96,25 @@ func FuzzDecodeResult(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sameAsFromAST checks that decoding the value as Evaluate has it (an ast value, written as JSON
+// by boundedJSON) gives what decoding the JSON data gives.
+func sameAsFromAST(t *testing.T, v any, want *wireResult, wantErr error) {
+	t.Helper()
+	value, err := ast.InterfaceToValue(v)
+	if err != nil {
+		t.Fatalf("ast.InterfaceToValue: %v", err)
+	}
+	enc, err := boundedJSON(ast.NewTerm(value), nil)
+	if err != nil {
+		t.Fatalf("boundedJSON: %v", err)
+	}
+	got, gotErr := decodeResult(enc)
+	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+		t.Fatalf("decoding the ast value: error %v, want %v", gotErr, wantErr)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("decoding the ast value: %+v, want %+v", got, want)
+	}
 }
