@@ -44,8 +44,10 @@ validation := [{
 	"violations": sort(found),
 } |
 	some i, e in lib.catalog_entries
-	found := catalog_violations[i]
-]
+	found := by_catalog[i]
+] if {
+	by_catalog := catalog_violations
+}
 
 # valid is true for a CatalogSource without violations.
 valid(cs) := count(violations(cs)) == 0

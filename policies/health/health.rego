@@ -111,37 +111,43 @@ _view(i, t) := {
 	"reason": lib.or_else(object.get(c, "reason", ""), "InstallInvalid"),
 	"message": object.get(c, "message", ""),
 } if {
-	c := [x | some x in _operands[i].status.conditions; x.type == t][0]
+	c := _first(i, t)
 	_ = c.status
 } else := {
 	"reason": "InstallInvalid",
 	"message": sprintf("reports no %s condition", [t]),
 }
 
-_worst(t) := {
+# _worst(t) is the condition of type t over the operands: the common case (_regular) computes
+# all three at once.
+_worst(t) := c if {
+	c := _regular_conditions[t]
+} else := {
 	"type": t,
 	"status": _order[t][pick[1]],
 	"reason": view.reason,
-	"message": trim_suffix(
-		sprintf("%d of %d operands report %s=%s; most recent: %s: %s", [
-			pick[2], count(_operands), t, _order[t][pick[1]],
-			_kind_name(pick[0]), view.message,
-		]),
-		": ",
-	),
+	"message": _worst_message(t, _order[t][pick[1]], pick[2], _kind_name(pick[0]), view.message),
 } if {
 	pick := _pick(t)
 	view := _view(pick[0], t)
 }
 
+_worst_message(t, status, n, kind_name, message) := trim_suffix(
+	sprintf("%d of %d operands report %s=%s; most recent: %s: %s", [
+		n, count(_operands), t, status,
+		kind_name, message,
+	]),
+	": ",
+)
+
 # _pick(t) is [operand index, worst rank, how many operands are at the worst rank] for type t.
 # The operand reported is, among those at the worst status, the one with the most recent
 # transition; ties, and times that do not parse (they count as 0), go to the first operand.
 #
-# The common case first: every operand reports the type exactly once, with a status and a plain
-# UTC RFC 3339 time (what Kubernetes writes: second precision, "Z"). Such strings order as the
-# times do, one pattern match checks them all, and the largest [type, rank, time, -index] is the
-# answer. _reports groups every condition of every operand by type in one pass.
+# When _regular does not hold for all three types at once, it may still hold for type t alone:
+# every operand reports t exactly once with a status and a plain UTC time; then the largest
+# [type, rank, time, -index] is the answer. _reports groups every condition of every operand by
+# type in one pass.
 _pick(t) := [0 - last[3], last[1], count([1 | some c in cells; c[1] == last[1]])] if {
 	cells := _reports[t]
 	count(cells) == count(_operands)
@@ -156,6 +162,69 @@ _pick(t) := [0 - last[3], last[1], count([1 | some c in cells; c[1] == last[1]])
 	cells := _cells(t)
 	worst := max([c[0] | some c in cells])
 	latest := [[0 - _cell_ns(c), i] | some i, c in cells; c[0] == worst]
+}
+
+# _regular_conditions are what _worst gives in the common case (_regular), for all three types
+# in one pass.
+_regular_conditions := {t: {
+	"type": t,
+	"status": status,
+	"reason": view.reason,
+	"message": _worst_message(
+		t, status, count([1 | some [_, r, _, _] in group; r == rank]),
+		sprintf("%s %s/%s", [
+			object.get(op, "kind", "object"),
+			object.get(op, ["metadata", "namespace"], ""),
+			object.get(op, ["metadata", "name"], ""),
+		]),
+		view.message,
+	),
+} |
+	some t, group in _groups
+	[_, rank, _, negated] := group[n - 1]
+	status := order[t][rank]
+	op := ops[0 - negated]
+	view := _view(0 - negated, t)
+} if {
+	n := count(_operands)
+	ops := _operands
+	order := _order
+}
+
+# _groups[t] are the rows of type t in the common case (_regular). Sorted, _rows are grouped by
+# type (in the order Available, Degraded, Progressing); each group holds one row per operand,
+# sorted by rank, time and -index: its last row is the operand to report, and the rows at the
+# worst rank end it.
+_groups := {t: array.slice(sorted, k * n, (k + 1) * n) |
+	some k, t in ["Available", "Degraded", "Progressing"]
+} if {
+	_regular
+	sorted := sort(_rows)
+	n := count(_operands)
+}
+
+# _rows are one [type, rank, lastTransitionTime, -index] per condition of every operand whose
+# type is one of types and whose status is True, False or Unknown, in input order. The rules
+# the loop reads are bound to variables first: a rule looked up per condition costs far more.
+_rows := rows if {
+	ranks := _rank_index
+	negated := _negated
+	rows := [[t, ranks[t][c.status], c.lastTransitionTime, n] |
+		some i, op in _operands
+		n := negated[i]
+		some c in op.status.conditions
+		t := c.type
+	]
+}
+
+# _regular holds when every operand reports each type exactly once, with a status and a plain
+# UTC RFC 3339 time (what Kubernetes writes: second precision, "Z"): such times order as their
+# strings do, and one pattern match checks them all. (An operand may have other conditions of
+# the type without such a status; as in _pick, they do not count.)
+_regular if {
+	count(_rows) == count(types) * count(_operands)
+	count({[t, n] | some [t, _, _, n] in _rows}) == count(_rows)
+	regex.match(_utc_time_list, json.marshal([ts | some [_, _, ts, _] in _rows]))
 }
 
 # _reports[t] are the [type, rank, time, -index] of the operands' conditions of type t that have
@@ -190,6 +259,9 @@ else := lib.time_ns(c[1])
 _utc_time := `(1(6(7[89]|[89][0-9])|[7-9][0-9]{2})|2([01][0-9]{2}|2([0-5][0-9]|6[01])))-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z`
 
 _utc_times := sprintf("^%s(,%s)*$", [_utc_time, _utc_time])
+
+# _utc_time_list matches a JSON list of such times.
+_utc_time_list := sprintf(`^\["%s"(,"%s")*\]$`, [_utc_time, _utc_time])
 
 # ----------------------------------------------------------------------------------------------
 # Without operands. No installed CSV: nothing can be observed, all Unknown. An installed CSV
@@ -231,11 +303,18 @@ _available_without_operands := "True" if {
 # reporting(t, status) are [operand ("Kind namespace/name"), condition] for each operand whose
 # condition of type t has that status, in input order: the facts behind an aggregated status.
 # An operand's first condition of a type is the one that counts, as in the aggregation.
-reporting(t, status) := [[_kind_name(i), c] |
+reporting(t, status) := [[_kind_name(i), c] | some i in indexes; c := _first(i, t); c.status == status] if {
+	group := _groups[t]
+	rank := _rank_index[t][status]
+	indexes := sort([i | some [_, r, _, n] in group; r == rank; i := 0 - n])
+} else := [[_kind_name(i), c] |
 	some i, idx in _index
 	c := idx[t]
 	c.status == status
 ]
+
+# _first(i, t) is operand i's first condition of type t.
+_first(i, t) := [x | some x in _operands[i].status.conditions; x.type == t][0]
 
 # status is the aggregated status of type t, for other packages.
 status(t) := aggregate(t).status

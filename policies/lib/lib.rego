@@ -7,9 +7,9 @@ package tollgate.lib
 
 # get is object.get that also accepts null (or any non-object) and then yields the default:
 # the input document uses null for missing objects.
-get(obj, path, default_value) := object.get(obj, path, default_value) if is_object(obj)
-
-get(obj, _, default_value) := default_value if not is_object(obj)
+get(obj, path, default_value) := object.get(obj, path, default_value) if {
+	is_object(obj)
+} else := default_value
 
 # condition is the first condition of type t in conds; undefined when there is none.
 condition(conds, t) := [c | some c in conds; c.type == t][0]
@@ -164,31 +164,31 @@ catalogs := [e.object | some e in catalog_entries]
 # {"object", "key" ("namespace/name"), "namespace", "name", "state" (lastObservedState, "" when
 # absent)}. Sorting [key, position] and keeping the first of each key keeps the first copy, so
 # a catalog in catalogSources wins over the same sourceCatalog.
-catalog_entries := [{
-	"object": _all_catalogs[e[1]],
-	"key": e[0],
-	"namespace": e[2],
-	"name": e[3],
-	"state": object.get(_catalog_root, ["all", e[1], "status", "connectionState", "lastObservedState"], ""),
-} |
-	some j, e in _catalog_sorted
-	not _catalog_sorted[j - 1][0] == e[0]
-]
+catalog_entries := [{"object": cs, "key": key, "namespace": ns, "name": n, "state": state} |
+	some j, [key, _, ns, n, state, cs] in sorted
+	not sorted[j - 1][0] == key
+] if {
+	sorted := _catalog_sorted
+}
 
 _all_catalogs := array.concat(
 	object.get(input, "catalogSources", []),
 	[c | c := input.sourceCatalog; c != null],
 )
 
-# Lookups go through _catalog_root so that a catalog that is not an object reads as defaults
-# instead of raising a built-in error.
-_catalog_root := {"all": _all_catalogs}
-
-_catalog_sorted := sort([[sprintf("%s/%s", [ns, n]), i, ns, n] |
-	some i, _ in _all_catalogs
-	ns := object.get(_catalog_root, ["all", i, "metadata", "namespace"], "")
-	n := object.get(_catalog_root, ["all", i, "metadata", "name"], "")
-])
+# _catalog_sorted are [key, position, namespace, name, state, catalog], sorted. Lookups go
+# through root so that a catalog that is not an object reads as defaults instead of raising a
+# built-in error; the rules the loop reads are bound to variables first, which costs less than
+# a rule lookup per catalog.
+_catalog_sorted := sort([[sprintf("%s/%s", [ns, n]), i, ns, n, state, cs] |
+	some i, cs in listed
+	ns := object.get(root, ["all", i, "metadata", "namespace"], "")
+	n := object.get(root, ["all", i, "metadata", "name"], "")
+	state := object.get(root, ["all", i, "status", "connectionState", "lastObservedState"], "")
+]) if {
+	listed := _all_catalogs
+	root := {"all": listed}
+}
 
 # is_source_catalog is true for the catalog the Subscription's spec.source names.
 is_source_catalog(cs) := namespaced_name(cs) == source_catalog_key

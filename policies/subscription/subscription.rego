@@ -61,29 +61,39 @@ resolution_failed := {"type": "ResolutionFailed", "status": c.status, "reason": 
 _health_of := {"READY": "True", "": "Unknown"}
 
 # _catalog_health is the health of each of lib.catalogs, in the same order.
-_catalog_health := [object.get(_health_of, [e.state], "False") | some e in lib.catalog_entries]
+_catalog_health := [object.get(health_of, [e.state], "False") | some e in lib.catalog_entries] if {
+	health_of := _health_of
+}
 
 # catalogStatus is one entry per catalog visible to the Subscription (and its source catalog).
 catalog_status := [{
 	"namespace": e.namespace,
 	"name": e.name,
-	"healthy": _catalog_health[i],
+	"healthy": health[i],
 	"lastObservedState": e.state,
-	"source": e.key == lib.source_catalog_key,
-	"valid": count(catalogsource.catalog_violations[i]) == 0,
+	"source": e.key == source_key,
+	"valid": count(violations[i]) == 0,
 } |
 	some i, e in lib.catalog_entries
-]
+] if {
+	health := _catalog_health
+	source_key := lib.source_catalog_key
+	violations := catalogsource.catalog_violations
+}
 
 _unhealthy := [sprintf("%s (%s)", [e.key, e.state]) |
 	some i, e in lib.catalog_entries
-	_catalog_health[i] == "False"
-]
+	health[i] == "False"
+] if {
+	health := _catalog_health
+}
 
 _unobserved := [e.key |
 	some i, e in lib.catalog_entries
-	_catalog_health[i] == "Unknown"
-]
+	health[i] == "Unknown"
+] if {
+	health := _catalog_health
+}
 
 # CatalogSourcesUnhealthy looks at every visible catalog, as the reference does, and at the
 # Subscription's source catalog: a source catalog that does not exist is unhealthy (OLM reports
