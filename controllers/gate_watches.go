@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,12 +32,14 @@ func (r *GateReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&tollgatev1alpha1.UpgradeGate{}, &handler.EnqueueRequestForObject{},
 			builder.WithPredicates(r.written.forgetSeen(), predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.ClusterServiceVersion{}, r.mapTo(sameNamespace, r.byCSV)).
-		Watches(&v1alpha1.InstallPlan{}, r.mapTo(sameNamespace, r.byInstallPlan)).
+		Watches(&v1alpha1.InstallPlan{}, planEvents{r}).
 		Watches(&v1alpha1.CatalogSource{}, r.mapTo(r.catalogScope, all)).
 		Watches(&operatorsv2.OperatorCondition{}, r.mapTo(sameNamespace, r.byOperatorCondition)).
 		Watches(&operatorsv1.OperatorGroup{}, r.mapTo(sameNamespace, all)).
 		WatchesRawSource(source.Channel(r.Policies.changed, r.mapTo(everywhere, all))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
+		// The priority queue: start-up's initial lists go at a low priority, and plans
+		// awaiting approval first (planEvents).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers, UsePriorityQueue: ptr.To(true)}).
 		Build(r)
 	if err != nil {
 		return err
@@ -69,23 +72,31 @@ func (r *GateReconciler) catalogScope(obj client.Object) []client.ListOption {
 	return sameNamespace(obj)
 }
 
+// A match says whether an event on obj affects sub.
+type match func(obj client.Object, sub *v1alpha1.Subscription) bool
+
 // mapTo turns a filter over the cached Subscriptions in scope into an event handler.
-func (r *GateReconciler) mapTo(in scope, match func(obj client.Object, sub *v1alpha1.Subscription) bool) handler.EventHandler {
+func (r *GateReconciler) mapTo(in scope, m match) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
-		// The cache's objects are only read here, so they need not be copied.
-		subs := &v1alpha1.SubscriptionList{}
-		if err := r.List(ctx, subs, append(in(obj), client.UnsafeDisableDeepCopy)...); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "list subscriptions to re-evaluate")
-			return nil
-		}
-		var reqs []reconcile.Request
-		for i := range subs.Items {
-			if match(obj, &subs.Items[i]) {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&subs.Items[i])})
-			}
-		}
-		return reqs
+		return r.requests(ctx, in(obj), m, obj)
 	})
+}
+
+// requests are the cached Subscriptions listed with opts that an event on obj affects.
+func (r *GateReconciler) requests(ctx context.Context, opts []client.ListOption, m match, obj client.Object) []reconcile.Request {
+	// The cache's objects are only read here, so they need not be copied.
+	subs := &v1alpha1.SubscriptionList{}
+	if err := r.List(ctx, subs, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list subscriptions to re-evaluate")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range subs.Items {
+		if m(obj, &subs.Items[i]) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&subs.Items[i])})
+		}
+	}
+	return reqs
 }
 
 // all matches every Subscription in scope.
@@ -97,12 +108,9 @@ func (r *GateReconciler) byCSV(obj client.Object, sub *v1alpha1.Subscription) bo
 }
 
 // byInstallPlan matches the Subscriptions whose current CSV the plan lists, and the one
-// that references it; not the one whose approval of the plan the event brings back.
+// that references it.
 func (r *GateReconciler) byInstallPlan(obj client.Object, sub *v1alpha1.Subscription) bool {
 	plan := obj.(*v1alpha1.InstallPlan)
-	if r.approved.mine(plan, client.ObjectKeyFromObject(sub)) {
-		return false
-	}
 	if ref := sub.Status.InstallPlanRef; ref != nil && ref.Name == plan.Name {
 		return true
 	}

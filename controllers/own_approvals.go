@@ -24,22 +24,18 @@ func (a *ownApprovals) record(plan client.Object, by types.NamespacedName) {
 	a.m.Store(client.ObjectKeyFromObject(plan), ownApproval{resourceVersion: plan.GetResourceVersion(), by: by})
 }
 
-// mine says whether plan, as an event shows it, is the approval sub made and nothing since.
-// Any other version of the plan ends the memory of it.
-func (a *ownApprovals) mine(plan client.Object, sub types.NamespacedName) bool {
+// take returns the Subscription whose approval an event showing plan brings back, if it is
+// one, and forgets it. An event of an earlier version (still on its way when the approval
+// landed) keeps the memory; a deleted plan ends it.
+func (a *ownApprovals) take(plan client.Object) (types.NamespacedName, bool) {
 	key := client.ObjectKeyFromObject(plan)
 	v, ok := a.m.Load(key)
-	if !ok {
-		return false
-	}
-	own := v.(ownApproval)
-	if own.resourceVersion != plan.GetResourceVersion() {
-		a.m.CompareAndDelete(key, v)
-		return false
-	}
-	if own.by != sub {
-		return false
+	if !ok || v.(ownApproval).resourceVersion != plan.GetResourceVersion() {
+		return types.NamespacedName{}, false
 	}
 	a.m.CompareAndDelete(key, v)
-	return true
+	return v.(ownApproval).by, true
 }
+
+// forget drops what is remembered of plan (it is gone).
+func (a *ownApprovals) forget(plan client.Object) { a.m.Delete(client.ObjectKeyFromObject(plan)) }

@@ -75,7 +75,9 @@ func TestWriteConflictsAreRetried(t *testing.T) {
 		assert.Equal(t, 1, f.Approvals(plan), "plan %s approved exactly once", plan)
 	}
 	assert.Equal(t, 3*statusConflicts, f.Conflicts("status"), "every gate's first status writes conflicted")
-	assert.Equal(t, 1, f.Conflicts("approve-real"), "the API server refused the approval racing the other writer")
+	// At least once: a reconcile queued before the other writer's event reaches the cache
+	// tries the version it read, and meets the precondition again (nothing approved).
+	assert.GreaterOrEqual(t, f.Conflicts("approve-real"), 1, "the API server refused the approval racing the other writer")
 	assert.Equal(t, 1, f.Conflicts("approve-fake"), "one invented conflict on an approval")
 	recordedBeforeApproved(t, f.Log(), map[string]string{redisPlan.Name: "redis", kafkaPlan.Name: "kafka", etcdPlan.Name: "etcd"})
 	require.NotEmpty(t, f.Log())
