@@ -14,11 +14,12 @@ func TestMain(m *testing.M) {
 }
 
 // TestCatalogFlip is the benchmark's correctness check, small and untimed: every gate gets a
-// decision, a flip of the global catalog's health reaches every gate and so does the flip
-// back, and the bare baseline's writes land.
+// decision, the plan awaiting approval is approved, a flip of the global catalog's health
+// reaches every gate and so does the flip back, and the bare baseline's writes land.
 func TestCatalogFlip(t *testing.T) {
 	w := newWorld(t, 5)
 	w.untilDecided()
+	w.awaitApproval(w.started)
 	w.flip()
 	w.flip()
 	w.shutdown()

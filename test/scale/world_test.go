@@ -76,6 +76,9 @@ type world struct {
 
 	stopManager func()
 	managerDone chan error
+	// plan is the one plan awaiting approval (offerUpgrade); started is when the manager was.
+	plan    client.ObjectKey
+	started time.Time
 	// writes and reads count the manager's requests to the API server (watches included
 	// in reads when they start).
 	writes, reads atomic.Int64
@@ -120,7 +123,46 @@ func newWorld(tb testing.TB, n int) *world {
 	require.NoError(tb, w.setCatalog(ready))
 	w.serveOperandKind()
 	require.NoError(tb, parallel(ctx, n, seedWorkers, w.seed))
+	w.offerUpgrade(n - 1)
 	return w
+}
+
+// upgradeVersion is the version offered in the namespace that has an upgrade waiting.
+const upgradeVersion = "1.1.0"
+
+// offerUpgrade plays OLM offering an upgrade in the i-th namespace, one its operator agrees
+// to: a Manual plan awaiting approval, and the Subscription pointing at it. The last
+// namespace is the last a start-up would reach in the order the lists come (by name).
+func (w *world) offerUpgrade(i int) {
+	w.tb.Helper()
+	ns := nsName(i)
+	plan := &v1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "install-" + pkg},
+		Spec: v1alpha1.InstallPlanSpec{ClusterServiceVersionNames: []string{olmplay.CSVName(pkg, upgradeVersion)}, Approval: v1alpha1.ApprovalManual, Generation: 1}}
+	require.NoError(w.tb, w.createWithStatus(w.ctx, plan, func() {
+		plan.Status = &v1alpha1.InstallPlanStatus{Phase: v1alpha1.InstallPlanPhaseRequiresApproval, CatalogSources: []string{catalog}}
+	}))
+	sub := &v1alpha1.Subscription{}
+	require.NoError(w.tb, w.c.Get(w.ctx, client.ObjectKey{Namespace: ns, Name: pkg}, sub))
+	sub.Status.CurrentCSV = olmplay.CSVName(pkg, upgradeVersion)
+	sub.Status.State = v1alpha1.SubscriptionStateUpgradePending
+	sub.Status.InstallPlanRef = &corev1.ObjectReference{Kind: "InstallPlan", Namespace: ns, Name: plan.Name, APIVersion: "operators.coreos.com/v1alpha1"}
+	require.NoError(w.tb, w.c.Status().Update(w.ctx, sub))
+	w.plan = client.ObjectKeyFromObject(plan)
+}
+
+// awaitApproval returns how long after start the plan offerUpgrade made was approved, polling it.
+func (w *world) awaitApproval(start time.Time) time.Duration {
+	w.tb.Helper()
+	var took time.Duration
+	require.Eventually(w.tb, func() bool {
+		plan := &v1alpha1.InstallPlan{}
+		if w.c.Get(w.ctx, w.plan, plan) != nil || !plan.Spec.Approved {
+			return false
+		}
+		took = time.Since(start)
+		return true
+	}, limit(w.n), 20*time.Millisecond, "the plan in %s awaiting approval was not approved", w.plan.Namespace)
+	return took
 }
 
 // serveOperandKind installs the CRD of the package's operand kind, as OLM does when it
@@ -258,6 +300,7 @@ func (w *world) startManager() {
 	_, err = controllers.Setup(ctx, mgr, controllers.Options{PolicyNamespace: policyNS, Workers: controllers.DefaultWorkers})
 	require.NoError(w.tb, err)
 	w.managerDone = make(chan error, 1)
+	w.started = time.Now()
 	go func() { w.managerDone <- mgr.Start(ctx) }()
 	w.stopManager = cancel
 	w.tb.Cleanup(w.shutdown)
