@@ -130,6 +130,7 @@ func news(old, next tollgatev1alpha1.UpgradeGateStatus) bool {
 func waiting(s tollgatev1alpha1.UpgradeGateStatus) bool {
 	return s.CurrentCSV != "" && s.CurrentCSV != s.InstalledCSV
 }
+
 func firstStanding(d tollgatev1alpha1.Decision) string {
 	for _, den := range d.Denials {
 		if !den.Overridden {

@@ -60,7 +60,7 @@ type GateReconciler struct {
 	reader   client.Reader // the cache (operands too), minus the kinds the API server does not serve
 	written  ownWrites     // gates written that the cache may not show yet
 	approved ownApprovals  // plans approved whose event has not come back yet
-	planning planning      // gates whose status waits while OLM prepares a plan
+	planning planning      // gates whose status waits while OLM is between two steps
 }
 
 // Reconcile is fetch → decide → record → approve for the Subscription req names. The
