@@ -23,7 +23,7 @@ const bareWorkersRef = seedWorkers
 func BenchmarkCatalogFlip(b *testing.B) {
 	w := newWorld(b, scaleN(b, 200))
 	start := w.untilDecided()
-	approval := w.awaitApproval(w.started)
+	approval := w.awaitApproval()
 	runtime.GC()
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 func TestCatalogFlip(t *testing.T) {
 	w := newWorld(t, 5)
 	w.untilDecided()
-	w.awaitApproval(w.started)
+	w.awaitApproval()
 	w.flip()
 	w.flip()
 	w.shutdown()

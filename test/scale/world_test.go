@@ -76,9 +76,10 @@ type world struct {
 
 	stopManager func()
 	managerDone chan error
-	// plan is the one plan awaiting approval (offerUpgrade); started is when the manager was.
-	plan    client.ObjectKey
-	started time.Time
+	// plan is the one plan awaiting approval (offerUpgrade); approval gets how long after the
+	// manager's start it was approved (watchApproval).
+	plan     client.ObjectKey
+	approval chan time.Duration
 	// writes and reads count the manager's requests to the API server (watches included
 	// in reads when they start).
 	writes, reads atomic.Int64
@@ -150,19 +151,33 @@ func (w *world) offerUpgrade(i int) {
 	w.plan = client.ObjectKeyFromObject(plan)
 }
 
-// awaitApproval returns how long after start the plan offerUpgrade made was approved, polling it.
-func (w *world) awaitApproval(start time.Time) time.Duration {
-	w.tb.Helper()
-	var took time.Duration
-	require.Eventually(w.tb, func() bool {
-		plan := &v1alpha1.InstallPlan{}
-		if w.c.Get(w.ctx, w.plan, plan) != nil || !plan.Spec.Approved {
-			return false
+// watchApproval polls, from start on, the plan offerUpgrade made, and sends on w.approval how
+// long after start it was approved.
+func (w *world) watchApproval(start time.Time) {
+	w.approval = make(chan time.Duration, 1)
+	go func() {
+		for w.ctx.Err() == nil {
+			plan := &v1alpha1.InstallPlan{}
+			if w.c.Get(w.ctx, w.plan, plan) == nil && plan.Spec.Approved {
+				w.approval <- time.Since(start)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		took = time.Since(start)
-		return true
-	}, limit(w.n), 20*time.Millisecond, "the plan in %s awaiting approval was not approved", w.plan.Namespace)
-	return took
+	}()
+}
+
+// awaitApproval returns how long after the manager's start the plan awaiting approval was
+// approved.
+func (w *world) awaitApproval() time.Duration {
+	w.tb.Helper()
+	select {
+	case took := <-w.approval:
+		return took
+	case <-time.After(limit(w.n)):
+		w.tb.Fatalf("the plan in %s awaiting approval was not approved", w.plan.Namespace)
+		return 0
+	}
 }
 
 // serveOperandKind installs the CRD of the package's operand kind, as OLM does when it
@@ -300,7 +315,7 @@ func (w *world) startManager() {
 	_, err = controllers.Setup(ctx, mgr, controllers.Options{PolicyNamespace: policyNS, Workers: controllers.DefaultWorkers})
 	require.NoError(w.tb, err)
 	w.managerDone = make(chan error, 1)
-	w.started = time.Now()
+	w.watchApproval(time.Now())
 	go func() { w.managerDone <- mgr.Start(ctx) }()
 	w.stopManager = cancel
 	w.tb.Cleanup(w.shutdown)
