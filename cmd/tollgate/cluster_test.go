@@ -35,18 +35,8 @@ deny contains {"code": rego.metadata.rule().custom.code, "message": "a change fr
 // manager: the commands read what is there), explains it, snapshots it, and evaluates the
 // snapshot offline to the same decision.
 func TestExplainAndSnapshotAgainstARealAPIServer(t *testing.T) {
-	env, err := controlplane.Start(controlplane.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Stop() })
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, env.Kubeconfig(kubeconfig))
+	env, kubeconfig := demoCluster(t)
 	ctx := context.Background()
-
-	world := &demo.World{Client: env.Client}
-	_, err = world.Install(ctx)
-	require.NoError(t, err)
-	_, err = world.OfferUpgrade(ctx)
-	require.NoError(t, err)
 	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tollgate-system"}}))
 	require.NoError(t, env.Client.Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "tollgate-system", Name: "freeze", Labels: map[string]string{policysource.Label: "rego"}},
@@ -162,3 +152,20 @@ func TestExplainAndSnapshotAgainstARealAPIServer(t *testing.T) {
 
 // oneLine collapses whitespace, so text wrapped for a person can be matched.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// demoCluster starts a control plane holding the demo's held upgrade (no manager: the
+// commands read what is there) and returns it with a kubeconfig file for it.
+func demoCluster(t *testing.T) (*controlplane.Env, string) {
+	t.Helper()
+	env, err := controlplane.Start(controlplane.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Stop() })
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, env.Kubeconfig(kubeconfig))
+	world := &demo.World{Client: env.Client}
+	_, err = world.Install(context.Background())
+	require.NoError(t, err)
+	_, err = world.OfferUpgrade(context.Background())
+	require.NoError(t, err)
+	return env, kubeconfig
+}

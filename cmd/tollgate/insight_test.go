@@ -263,18 +263,8 @@ func TestInsightCommandsHaveHelp(t *testing.T) {
 // TestPolicyDiffAndStatusAgainstARealAPIServer runs diff and status on a real API server (no
 // manager: the gate's status is written here as the manager would).
 func TestPolicyDiffAndStatusAgainstARealAPIServer(t *testing.T) {
-	env, err := controlplane.Start(controlplane.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Stop() })
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, env.Kubeconfig(kubeconfig))
+	env, kubeconfig := demoCluster(t)
 	ctx := context.Background()
-
-	world := &demo.World{Client: env.Client}
-	_, err = world.Install(ctx)
-	require.NoError(t, err)
-	_, err = world.OfferUpgrade(ctx)
-	require.NoError(t, err)
 	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: policysource.DefaultNamespace}}))
 	require.NoError(t, env.Client.Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: policysource.DefaultNamespace, Name: "freeze", Labels: map[string]string{policysource.Label: "rego"},

@@ -23,17 +23,8 @@ import (
 // TestKubectlConventionsAgainstARealAPIServer runs the cluster flags, the printers and the
 // completions of the commands on a real API server holding the demo's held upgrade.
 func TestKubectlConventionsAgainstARealAPIServer(t *testing.T) {
-	env, err := controlplane.Start(controlplane.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Stop() })
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, env.Kubeconfig(kubeconfig))
+	env, kubeconfig := demoCluster(t)
 	ctx := context.Background()
-	world := &demo.World{Client: env.Client}
-	_, err = world.Install(ctx)
-	require.NoError(t, err)
-	_, err = world.OfferUpgrade(ctx)
-	require.NoError(t, err)
 	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere"}}))
 	admin := func(args ...string) []string { return append([]string{"--kubeconfig", kubeconfig}, args...) }
 
