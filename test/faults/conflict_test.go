@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
@@ -85,13 +86,18 @@ func TestWriteConflictsAreRetried(t *testing.T) {
 		f.Conflicts("status"), f.Conflicts("approve-real"), f.Conflicts("approve-fake"), f.Log())
 }
 
-// nudge changes the plan as another writer would (a label), which brings its update event.
+// nudge changes the plan as another writer would (a label), which brings its update event;
+// a plan the manager approves meanwhile needs no nudge.
 func nudge(t *testing.T, k *olmplay.Cluster, plan *v1alpha1.InstallPlan) {
 	t.Helper()
-	got := &v1alpha1.InstallPlan{}
-	require.NoError(t, k.Client.Get(k.Ctx, client.ObjectKeyFromObject(plan), got))
-	got.Labels = map[string]string{"nudged": "true"}
-	require.NoError(t, k.Client.Update(k.Ctx, got))
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := &v1alpha1.InstallPlan{}
+		if err := k.Client.Get(k.Ctx, client.ObjectKeyFromObject(plan), got); err != nil || got.Spec.Approved {
+			return err
+		}
+		got.Labels = map[string]string{"nudged": "true"}
+		return k.Client.Update(k.Ctx, got)
+	}))
 }
 
 // settle gives the managers every chance to act (retries, re-evaluations) before the test
