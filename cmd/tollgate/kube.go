@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis"
+	"github.com/tollgate-dev/tollgate/snapshot"
 	"github.com/tollgate-dev/tollgate/version"
 )
 
@@ -87,4 +89,31 @@ func (f *clusterFlags) connect() (client.Client, string, *rest.Config, error) {
 		return nil, "", nil, fmt.Errorf("connect to %s: %w", cfg.Host, err)
 	}
 	return c, ns, cfg, nil
+}
+
+// reader is the snapshot at paths, completed by prepare when set, or else the live cluster;
+// and a phrase naming what it covers: -n's namespace, else all namespaces, of the snapshot or
+// of the API server.
+func (f *clusterFlags) reader(ctx context.Context, paths []string, prepare func(context.Context, *snapshot.Snapshot) error) (client.Reader, string, error) {
+	scope := "all namespaces"
+	if ns := f.namespace(); ns != "" {
+		scope = "namespace " + ns
+	}
+	if len(paths) > 0 {
+		snap, err := loadSnapshot(ctx, paths)
+		if err != nil {
+			return nil, "", err
+		}
+		if prepare != nil {
+			if err := prepare(ctx, snap); err != nil {
+				return nil, "", err
+			}
+		}
+		return snap, scope + " of the snapshot", nil
+	}
+	c, _, cfg, err := f.connect()
+	if err != nil {
+		return nil, "", err
+	}
+	return c, scope + " of " + cfg.Host, nil
 }

@@ -156,7 +156,8 @@ func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFl
 	if err != nil {
 		return err
 	}
-	r, scope, err := f.reader(ctx)
+	// A snapshot gets the gates the manager would create, as eval gives it.
+	r, scope, err := f.cluster.reader(ctx, f.snapshot, ensureGates)
 	if err != nil {
 		return err
 	}
@@ -187,30 +188,6 @@ func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFl
 		return &exitError{code: exitNewlyBlocked, err: fmt.Errorf("the candidate would newly block %d upgrade(s) (--fail-on-block)", report.Summary.NewlyBlocked)}
 	}
 	return nil
-}
-
-// reader is the snapshot (with the gates the manager would create) or the live cluster, and
-// a phrase saying which namespaces the diff covers.
-func (f *policyDiffFlags) reader(ctx context.Context) (client.Reader, string, error) {
-	scope := "all namespaces"
-	if ns := f.cluster.namespace(); ns != "" {
-		scope = "namespace " + ns
-	}
-	if len(f.snapshot) > 0 {
-		snap, err := loadSnapshot(ctx, f.snapshot)
-		if err != nil {
-			return nil, "", err
-		}
-		if err := ensureGates(ctx, snap); err != nil {
-			return nil, "", err
-		}
-		return snap, scope + " of the snapshot", nil
-	}
-	c, _, cfg, err := f.cluster.connect()
-	if err != nil {
-		return nil, "", err
-	}
-	return c, scope + " of " + cfg.Host, nil
 }
 
 // candidate compiles the candidate policy set: the in-force bundles and --bundle, the policy

@@ -163,7 +163,7 @@ func runStatus(ctx context.Context, stdout io.Writer, f statusFlags) error {
 	if err != nil {
 		return err
 	}
-	r, scope, err := f.reader(ctx)
+	r, scope, err := f.cluster.reader(ctx, f.snapshot, nil)
 	if err != nil {
 		return err
 	}
@@ -193,25 +193,6 @@ func (rep *statusReport) printable() printable {
 			return refs
 		},
 	}
-}
-
-func (f *statusFlags) reader(ctx context.Context) (client.Reader, string, error) {
-	scope := "all namespaces"
-	if ns := f.cluster.namespace(); ns != "" {
-		scope = "namespace " + ns
-	}
-	if len(f.snapshot) > 0 {
-		snap, err := loadSnapshot(ctx, f.snapshot)
-		if err != nil {
-			return nil, "", err
-		}
-		return snap, scope + " of the snapshot", nil
-	}
-	c, _, cfg, err := f.cluster.connect()
-	if err != nil {
-		return nil, "", err
-	}
-	return c, scope + " of " + cfg.Host, nil
 }
 
 // readGates counts the gates and the Subscriptions without one, and finds the longest holds.
