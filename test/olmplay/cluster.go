@@ -82,6 +82,13 @@ func (k *Cluster) Catalog(ns, name, state string) *v1alpha1.CatalogSource {
 // CSV, and waits until it is established.
 func (k *Cluster) ServeOperandKind(pkg string) {
 	k.T.Helper()
+	ServeOperandKind(k.Ctx, k.T, k.Client, pkg)
+}
+
+// ServeOperandKind installs, through c, the CRD of pkg's operand kind (or finds it there), and
+// waits until it is established.
+func ServeOperandKind(ctx context.Context, tb testing.TB, c client.Client, pkg string) {
+	tb.Helper()
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: OperandPlural(pkg) + "." + OperandGroup(pkg)},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
@@ -94,16 +101,16 @@ func (k *Cluster) ServeOperandKind(pkg string) {
 			}},
 		},
 	}
-	if err := k.Client.Create(k.Ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
-		require.NoError(k.T, err)
+	if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+		require.NoError(tb, err)
 	}
-	require.Eventually(k.T, func() bool {
+	require.Eventually(tb, func() bool {
 		got := &apiextensionsv1.CustomResourceDefinition{}
-		if k.Client.Get(k.Ctx, client.ObjectKeyFromObject(crd), got) != nil {
+		if c.Get(ctx, client.ObjectKeyFromObject(crd), got) != nil {
 			return false
 		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
 				return true
 			}
 		}

@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -122,7 +121,9 @@ func newWorld(tb testing.TB, n int) *world {
 		Spec: v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Image: "quay.io/example/catalog:latest", DisplayName: catalog}}
 	require.NoError(tb, c.Create(ctx, cs))
 	require.NoError(tb, w.setCatalog(ready))
-	w.serveOperandKind()
+	// The package's operand kind is served, as once OLM installs the CSV that owns it: without
+	// it every evaluation would check the absent CRD on the API server again.
+	olmplay.ServeOperandKind(ctx, tb, c, pkg)
 	require.NoError(tb, parallel(ctx, n, seedWorkers, w.seed))
 	w.offerUpgrade(n - 1)
 	return w
@@ -178,38 +179,6 @@ func (w *world) awaitApproval() time.Duration {
 		w.tb.Fatalf("the plan in %s awaiting approval was not approved", w.plan.Namespace)
 		return 0
 	}
-}
-
-// serveOperandKind installs the CRD of the package's operand kind, as OLM does when it
-// installs the CSV that owns it, and waits until it is served. Without it every evaluation
-// would check the absent CRD on the API server again.
-func (w *world) serveOperandKind() {
-	w.tb.Helper()
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: olmplay.OperandPlural(pkg) + "." + olmplay.OperandGroup(pkg)},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: olmplay.OperandGroup(pkg), Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: olmplay.OperandPlural(pkg), Kind: olmplay.OperandKind(pkg), ListKind: olmplay.OperandKind(pkg) + "List"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1", Served: true, Storage: true,
-				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-				Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}},
-			}},
-		},
-	}
-	require.NoError(w.tb, w.c.Create(w.ctx, crd))
-	require.Eventually(w.tb, func() bool {
-		got := &apiextensionsv1.CustomResourceDefinition{}
-		if w.c.Get(w.ctx, client.ObjectKeyFromObject(crd), got) != nil {
-			return false
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true
-			}
-		}
-		return false
-	}, olmplay.Wait, olmplay.Tick, "CRD %s not established", crd.Name)
 }
 
 // nsName is the i-th seeded namespace.
