@@ -58,15 +58,17 @@ func (h planEvents) enqueue(ctx context.Context, q queue, initial bool, plan cli
 		delete(reqs, reconcile.Request{NamespacedName: by})
 	}
 	pq, prioritized := q.(priorityqueue.PriorityQueue[reconcile.Request])
+	var priority *int
+	switch {
+	case awaitingApproval(plan.(*v1alpha1.InstallPlan)):
+		priority = ptr.To(approvalPriority)
+	case initial:
+		priority = ptr.To(handler.LowPriority)
+	}
 	for req := range reqs {
-		switch {
-		case !prioritized:
-			q.Add(req)
-		case awaitingApproval(plan.(*v1alpha1.InstallPlan)):
-			pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(approvalPriority)}, req)
-		case initial:
-			pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}, req)
-		default:
+		if prioritized && priority != nil {
+			pq.AddWithOpts(priorityqueue.AddOpts{Priority: priority}, req)
+		} else {
 			q.Add(req)
 		}
 	}
