@@ -137,8 +137,11 @@ func (s *HTTPSink) Pending() int {
 }
 
 // Run uploads until ctx ends, then uploads what is pending once (within FlushTimeout); what
-// still fails is dropped and counted.
+// still fails is dropped and counted. An upload in flight when ctx ends is not cut off (the
+// client's Timeout bounds it): the service may have taken the batch already, and flush would
+// send it again.
 func (s *HTTPSink) Run(ctx context.Context) error {
+	uploads := context.WithoutCancel(ctx)
 	tick := time.NewTicker(s.opts.Interval)
 	defer tick.Stop()
 	var retry <-chan time.Time // set while backing off
@@ -156,7 +159,7 @@ func (s *HTTPSink) Run(ctx context.Context) error {
 		if retry != nil {
 			continue
 		}
-		if err := s.uploadAll(ctx); err != nil {
+		if err := s.uploadAll(uploads); err != nil {
 			failures++
 			wait := s.backoff(failures)
 			s.opts.Log.Error(err, "decision log upload failed; retrying", "in", wait, "pending", s.Pending())

@@ -19,9 +19,11 @@ import (
 )
 
 // collector is a decision log service: it records the batches it accepts, and fails the
-// first failures requests with 500.
+// first failures requests with 500. With hold set, it answers a batch it accepted only once
+// hold is closed.
 type collector struct {
 	t        *testing.T
+	hold     chan struct{}
 	mu       sync.Mutex
 	failures int
 	requests int
@@ -52,6 +54,11 @@ func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.batches = append(c.batches, batch)
+	if c.hold != nil {
+		c.mu.Unlock()
+		<-c.hold
+		c.mu.Lock()
+	}
 }
 
 func (c *collector) events() int {
@@ -113,6 +120,24 @@ func TestHTTPSinkUploadsFullBatchesAtOnce(t *testing.T) {
 	}
 	assert.Equal(t, "tollgate/main/result", c.batches[0][0]["path"])
 	c.mu.Unlock()
+	assert.Zero(t, sink.Pending())
+}
+
+// TestHTTPSinkFinishesTheUploadInFlightAtShutdown: a batch the service has taken is not sent
+// again because the manager stopped before the answer came.
+func TestHTTPSinkFinishesTheUploadInFlightAtShutdown(t *testing.T) {
+	c, url := serve(t, 0)
+	c.hold = make(chan struct{})
+	sink := httpSink(t, url, decisionlog.HTTPOptions{Interval: time.Hour, BatchEvents: 1})
+	stop := running(t, sink)
+	newLogger(sink, false).Decision(heldDecision())
+	require.Eventually(t, func() bool { return c.events() == 1 }, 5*time.Second, 10*time.Millisecond, "the batch reached the service")
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	time.Sleep(100 * time.Millisecond) // the stop is under way while the answer is held
+	close(c.hold)
+	<-stopped
+	assert.Equal(t, 1, c.events(), "the batch was uploaded once")
 	assert.Zero(t, sink.Pending())
 }
 
