@@ -82,9 +82,26 @@ type Verdict struct {
 // Decide gathers and evaluates the Subscription key and judges its pending plans. It returns
 // (nil, nil) when the Subscription does not exist; an error only when a read failed.
 func (d *Decider) Decide(ctx context.Context, key types.NamespacedName) (*Decision, error) {
+	doc, err := d.Gather(ctx, key)
+	if doc == nil || err != nil {
+		return nil, err
+	}
+	return d.DecideGathered(ctx, doc)
+}
+
+// Gather reads the Subscription key's input document, as Decide would, without evaluating
+// it: a caller may look at what it holds before deciding (DecideGathered). It returns (nil,
+// nil) when the Subscription does not exist.
+func (d *Decider) Gather(ctx context.Context, key types.NamespacedName) (*input.Document, error) {
+	return d.builder().Build(ctx, key)
+}
+
+// DecideGathered is Decide on doc, a document Gather returned from the same reader and not
+// evaluated yet.
+func (d *Decider) DecideGathered(ctx context.Context, doc *input.Document) (*Decision, error) {
 	s := d.session()
-	m, err := s.full(ctx, key)
-	if m == nil || err != nil {
+	m, err := s.fullOf(ctx, doc)
+	if err != nil {
 		return nil, err
 	}
 	dec := &Decision{Document: m.doc, Result: m.result, Peers: m.peers}

@@ -32,10 +32,14 @@ type member struct {
 	peers  []Peer
 }
 
+func (d *Decider) builder() *input.Builder {
+	return &input.Builder{Reader: d.Reader, Config: d.Input, Now: d.Now}
+}
+
 func (d *Decider) session() *session {
 	return &session{
 		d:     d,
-		b:     &input.Builder{Reader: d.Reader, Config: d.Input, Now: d.Now},
+		b:     d.builder(),
 		owns:  map[types.NamespacedName]*member{},
 		fulls: map[types.NamespacedName]*member{},
 		subs:  map[string][]v1alpha1.Subscription{},
@@ -52,7 +56,14 @@ func (s *session) full(ctx context.Context, key types.NamespacedName) (*member, 
 	if doc == nil || err != nil {
 		return nil, err
 	}
+	return s.fullOf(ctx, doc)
+}
+
+// fullOf is full on doc, a document just gathered.
+func (s *session) fullOf(ctx context.Context, doc *input.Document) (*member, error) {
+	key := client.ObjectKeyFromObject(doc.Subscription)
 	m := &member{doc: doc}
+	var err error
 	if m.peers, err = s.peersOf(ctx, doc); err != nil {
 		return nil, err
 	}

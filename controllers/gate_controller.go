@@ -78,12 +78,20 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, r.count("gate", err)
 	}
 	// Reads the cache only; the evaluation is pure, its errors a PolicyError denial.
-	dec, err := r.decider(r.reader).Decide(ctx, req.NamespacedName)
-	if dec == nil || err != nil {
-		return ctrl.Result{}, r.count("gather", wrap(err, "decide %s", req.NamespacedName))
+	decider := r.decider(r.reader)
+	doc, err := decider.Gather(ctx, req.NamespacedName)
+	if doc == nil || err != nil {
+		return ctrl.Result{}, r.count("gather", wrap(err, "gather %s", req.NamespacedName))
 	}
-	if err := r.operands.watch(ctx, req.NamespacedName, dec.OperandGVKs, dec.OperandNamespaces); err != nil {
+	if err := r.operands.watch(ctx, req.NamespacedName, doc.OperandGVKs, doc.OperandNamespaces); err != nil {
 		return ctrl.Result{}, r.count("gather", err)
+	}
+	if wait := r.deferral(gate, doc); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	dec, err := decider.DecideGathered(ctx, doc)
+	if err != nil {
+		return ctrl.Result{}, r.count("gather", wrap(err, "decide %s", req.NamespacedName))
 	}
 	extra, err := r.holdAutomatic(ctx, dec.Subscription)
 	if err != nil {
@@ -224,6 +232,7 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	}
 	blockedSubscriptions.WithLabelValues(key.Namespace, key.Name).Set(blocked)
 	if equality.Semantic.DeepEqual(gate.Status, next) {
+		r.planning.since.Delete(key) // nothing waits
 		return 0, nil
 	}
 	old, before := gate.Status, gate.ResourceVersion

@@ -86,6 +86,12 @@ func (p *Policies) serve(e *engine.Engine, failure error) {
 // Engine is the policy set in service.
 func (p *Policies) Engine() *engine.Engine { return p.current.Load() }
 
+// Revision is the revision of the policy set in service, and whether it evaluates (false
+// while a failure stands: every evaluation is then a PolicyError).
+func (p *Policies) Revision() (string, bool) {
+	return p.Engine().Revision(), p.failure.Load() == nil
+}
+
 // Evaluate evaluates input with the policy set in service.
 func (p *Policies) Evaluate(ctx context.Context, input map[string]any) *engine.Result {
 	if failure := p.failure.Load(); failure != nil {

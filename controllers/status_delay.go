@@ -7,8 +7,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/input"
 )
 
 // olmStepDelay is how long a gate's status may wait while OLM is between two steps it takes
@@ -29,13 +33,45 @@ func (p *planning) wait(key types.NamespacedName, urgent, midway bool, now time.
 		p.since.Delete(key)
 		return 0
 	}
-	since, _ := p.since.LoadOrStore(key, now)
-	left := olmStepDelay - now.Sub(since.(time.Time))
+	left := p.left(key, now)
 	if left <= 0 {
 		p.since.Delete(key)
 		return 0
 	}
 	return left
+}
+
+// left is how much of olmStepDelay is left for key, counted from the first time asked.
+func (p *planning) left(key types.NamespacedName, now time.Time) time.Duration {
+	since, _ := p.since.LoadOrStore(key, now)
+	return olmStepDelay - now.Sub(since.(time.Time))
+}
+
+// deferral says how much longer the evaluation of gate on doc may wait for OLM's next step
+// (zero: evaluate now). Evaluated midway, its status change would wait anyway (writeStatus)
+// unless it is urgent; so the evaluation itself waits, on the same clock, when it can be
+// nothing urgent: the gate has a decision by the policies in service and of its current spec,
+// and no plan awaits approval. A plan awaiting approval may wait too while OLM copies the
+// operator's conditions: until the copy, the policies hold it (OperatorConditionStale). A
+// deferred evaluation approves nothing, so deferring can delay an approval, never make one.
+func (r *GateReconciler) deferral(gate *tollgatev1alpha1.UpgradeGate, doc *input.Document) time.Duration {
+	revision, evaluates := r.Policies.Revision()
+	decided := gate.Status.Decision.EvaluatedAt != nil && evaluates &&
+		gate.Status.Decision.PolicyRevision == revision && gate.Status.ObservedGeneration == gate.Generation
+	if !decided || !((preparing(doc.PendingInstallPlans) && !awaiting(doc.PendingInstallPlans)) || copying(doc.OperatorCondition)) {
+		return 0
+	}
+	return max(r.planning.left(client.ObjectKeyFromObject(gate), r.now()), 0)
+}
+
+// awaiting says whether one of the plans waits for an approval (RequiresApproval, not approved).
+func awaiting(plans []v1alpha1.InstallPlan) bool {
+	for i := range plans {
+		if plans[i].Status != nil && plans[i].Status.Phase == v1alpha1.InstallPlanPhaseRequiresApproval && !plans[i].Spec.Approved {
+			return true
+		}
+	}
+	return false
 }
 
 // preparing says whether one of the plans is still being prepared by OLM (no phase, or Planning).

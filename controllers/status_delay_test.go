@@ -1,17 +1,23 @@
 package controllers
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 func TestAStatusChangeWaitsOnlyWhileOLMIsMidway(t *testing.T) {
@@ -98,4 +104,77 @@ func TestOnlyAChangeOfOutcomeOrRecordIsUrgent(t *testing.T) {
 		assert.True(t, urgent(old, with(change), ""), name)
 	}
 	assert.True(t, urgent(held, held, "install-1"), "an approval")
+}
+
+func TestAnEvaluationWaitsOnlyWhenItCouldNotBeUrgent(t *testing.T) {
+	ctx := context.Background()
+	e, err := engine.New(ctx, engine.Options{Policies: policies.FS})
+	require.NoError(t, err)
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	preparing := v1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Name: "install-2"}}
+	awaitingPlan := v1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Name: "install-1"},
+		Status: &v1alpha1.InstallPlanStatus{Phase: v1alpha1.InstallPlanPhaseRequiresApproval}}
+	approvedPlan := *awaitingPlan.DeepCopy()
+	approvedPlan.Spec.Approved = true
+	copyingOC := &operatorsv2.OperatorCondition{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
+	copyingOC.Spec.Conditions = []metav1.Condition{{Type: "Upgradeable", Status: "True"}}
+	decided := func() *tollgatev1alpha1.UpgradeGate {
+		g := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd", Generation: 1}}
+		g.Status.ObservedGeneration = 1
+		g.Status.Decision.EvaluatedAt = &metav1.Time{Time: t0}
+		g.Status.Decision.PolicyRevision = e.Revision()
+		return g
+	}
+	tests := []struct {
+		name  string
+		gate  func(*tollgatev1alpha1.UpgradeGate)
+		doc   input.Document
+		waits bool
+	}{
+		{"a plan being prepared", nil, input.Document{PendingInstallPlans: []v1alpha1.InstallPlan{preparing}}, true},
+		{"a plan being prepared beside an approved one", nil, input.Document{PendingInstallPlans: []v1alpha1.InstallPlan{approvedPlan, preparing}}, true},
+		{"the operator's word being copied, a plan awaiting approval", nil, input.Document{PendingInstallPlans: []v1alpha1.InstallPlan{awaitingPlan}, OperatorCondition: copyingOC}, true},
+		{"OLM not midway", nil, input.Document{PendingInstallPlans: []v1alpha1.InstallPlan{awaitingPlan}}, false},
+		{"a plan awaiting approval beside one being prepared", nil, input.Document{PendingInstallPlans: []v1alpha1.InstallPlan{awaitingPlan, preparing}}, false},
+		{"no decision yet", func(g *tollgatev1alpha1.UpgradeGate) { g.Status = tollgatev1alpha1.UpgradeGateStatus{} },
+			input.Document{PendingInstallPlans: []v1alpha1.InstallPlan{preparing}}, false},
+		{"decided by other policies", func(g *tollgatev1alpha1.UpgradeGate) { g.Status.Decision.PolicyRevision = "older" },
+			input.Document{PendingInstallPlans: []v1alpha1.InstallPlan{preparing}}, false},
+		{"the gate's spec changed", func(g *tollgatev1alpha1.UpgradeGate) { g.Generation = 2 },
+			input.Document{PendingInstallPlans: []v1alpha1.InstallPlan{preparing}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := t0
+			r := &GateReconciler{Policies: NewPolicies(e), Now: func() time.Time { return now }}
+			gate := decided()
+			if tt.gate != nil {
+				tt.gate(gate)
+			}
+			if !tt.waits {
+				assert.Zero(t, r.deferral(gate, &tt.doc))
+				return
+			}
+			assert.Equal(t, olmStepDelay, r.deferral(gate, &tt.doc))
+			now = now.Add(time.Second)
+			assert.Equal(t, time.Second, r.deferral(gate, &tt.doc), "the rest of the delay")
+			now = now.Add(time.Second)
+			assert.Zero(t, r.deferral(gate, &tt.doc), "once the delay is over, evaluate")
+			assert.Zero(t, r.planning.wait(client.ObjectKeyFromObject(gate), false, true, now),
+				"and the status change that evaluation finds is written: the same clock")
+		})
+	}
+}
+
+func TestAnEvaluationDoesNotWaitWhileThePoliciesFail(t *testing.T) {
+	e, err := engine.New(context.Background(), engine.Options{Policies: policies.FS})
+	require.NoError(t, err)
+	p := NewPolicies(e)
+	p.serve(e, errors.New("bundle acme: not compiled"))
+	r := &GateReconciler{Policies: p}
+	gate := &tollgatev1alpha1.UpgradeGate{}
+	gate.Status.Decision.EvaluatedAt = &metav1.Time{Time: time.Now()}
+	gate.Status.Decision.PolicyRevision = e.Revision()
+	doc := input.Document{PendingInstallPlans: []v1alpha1.InstallPlan{{}}}
+	assert.Zero(t, r.deferral(gate, &doc))
 }
