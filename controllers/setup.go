@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/open-policy-agent/opa/v1/bundle"
@@ -24,6 +23,7 @@ import (
 	"github.com/tollgate-dev/tollgate/decisionlog"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/metricsauth"
 )
 
 // Options configure the controllers.
@@ -51,7 +51,7 @@ type Options struct {
 }
 
 // The metrics endpoint asks the API server who calls it (TokenReview) and whether they may
-// get /metrics (SubjectAccessReview); see ServingOptions.MetricsSecure.
+// get /metrics (SubjectAccessReview); see ServingOptions.MetricsSecure and package metricsauth.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
@@ -88,7 +88,7 @@ func (s ServingOptions) ManagerOptions() ctrl.Options {
 	metrics := metricsserver.Options{BindAddress: s.MetricsAddr}
 	if s.MetricsSecure {
 		metrics.SecureServing = true
-		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metrics.FilterProvider = metricsauth.FilterProvider
 		// HTTP/1.1 only: HTTP/2 stream resets (CVE-2023-44487) are not worth the risk here.
 		metrics.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
 	}
