@@ -58,7 +58,8 @@ func (r *GateReconciler) deferral(gate *tollgatev1alpha1.UpgradeGate, doc *input
 	revision, evaluates := r.Policies.Revision()
 	decided := gate.Status.Decision.EvaluatedAt != nil && evaluates &&
 		gate.Status.Decision.PolicyRevision == revision && gate.Status.ObservedGeneration == gate.Generation
-	if !decided || !((preparing(doc.PendingInstallPlans) && !awaiting(doc.PendingInstallPlans)) || copying(doc.OperatorCondition)) {
+	quiet := preparing(doc.PendingInstallPlans) && !awaiting(doc.PendingInstallPlans)
+	if !decided || (!quiet && !copying(doc.OperatorCondition)) {
 		return 0
 	}
 	return max(r.planning.left(client.ObjectKeyFromObject(gate), r.now()), 0)
