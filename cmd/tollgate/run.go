@@ -107,6 +107,9 @@ func newRunCommand() *cobra.Command {
 				return err
 			}
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+			if soft := setMemoryLimit("/sys/fs/cgroup"); soft > 0 {
+				ctrl.Log.Info("Go memory limit set from the container's", "bytes", soft, "share", memoryShare)
+			}
 			cfg, err := cluster.restConfig()
 			if err != nil {
 				return err
