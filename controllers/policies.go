@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,11 +29,14 @@ type Policies struct {
 	loaded   chan struct{}
 	loadOnce sync.Once
 	failure  atomic.Pointer[error] // set while part of the admin policy has never compiled
+
+	evaluators *evaluators
 }
 
 // NewPolicies serves e until a new set is swapped in.
 func NewPolicies(e *engine.Engine) *Policies {
-	p := &Policies{changed: make(chan event.GenericEvent, 1), loaded: make(chan struct{})}
+	p := &Policies{changed: make(chan event.GenericEvent, 1), loaded: make(chan struct{}),
+		evaluators: &evaluators{n: runtime.GOMAXPROCS(0)}}
 	p.current.Store(e)
 	return p
 }
@@ -97,9 +101,14 @@ func (p *Policies) Evaluate(ctx context.Context, input map[string]any) *engine.R
 	if failure := p.failure.Load(); failure != nil {
 		return engine.Unavailable(p.Engine().Revision(), *failure)
 	}
-	start := time.Now()
-	defer func() { evaluationSeconds.Observe(time.Since(start).Seconds()) }()
-	return p.Engine().Evaluate(ctx, input)
+	e := p.Engine()
+	var r *engine.Result
+	p.evaluators.run(func() {
+		start := time.Now()
+		r = e.Evaluate(ctx, input)
+		evaluationSeconds.Observe(time.Since(start).Seconds())
+	})
+	return r
 }
 
 // Swap puts e in service, clears any failure, and asks for every gate to be re-evaluated.
