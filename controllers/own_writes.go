@@ -17,10 +17,7 @@ import (
 // writes a Subscription's status, then its plan's): a reconcile right after a write would read
 // the gate as it was before, and its own write would conflict, cost a retry and delay the
 // approval, or its create would find the gate already there.
-type ownWrites struct {
-	m       sync.Map // types.NamespacedName → ownWrite
-	created sync.Map // types.NamespacedName → the resourceVersion of a gate this manager created
-}
+type ownWrites struct{ m sync.Map } // types.NamespacedName → ownWrite
 
 type ownWrite struct {
 	before string // the resourceVersion the write replaced; "" for a create
@@ -33,16 +30,6 @@ func (w *ownWrites) record(key types.NamespacedName, before string, gate *tollga
 	own := gate.DeepCopy()
 	_, _ = input.Trim(own)
 	w.m.Store(key, ownWrite{before: before, gate: own})
-	if before == "" {
-		w.created.Store(key, gate.ResourceVersion)
-	}
-}
-
-// ownCreate says whether obj, a created gate the cache receives, is one this manager
-// created, as it created it (the reconcile that created it went on to decide on it).
-func (w *ownWrites) ownCreate(obj client.Object) bool {
-	rv, ok := w.created.LoadAndDelete(client.ObjectKeyFromObject(obj))
-	return ok && rv == obj.GetResourceVersion()
 }
 
 // seen is told of every version of a gate the cache receives: once it is past what a write
@@ -54,12 +41,11 @@ func (w *ownWrites) seen(obj client.Object) {
 	}
 }
 
-// forgetSeen is a predicate that drops the copies the cache has caught up with (predicates
-// see an event once the cache holds its object), and passes every event on but the creation
-// of a gate this manager created: that reconcile decided on the gate as created.
+// forgetSeen is a predicate that passes every event on and drops the copies the cache has
+// caught up with (predicates see an event once the cache holds its object).
 func (w *ownWrites) forgetSeen() predicate.Funcs {
 	return predicate.Funcs{
-		CreateFunc: func(e event.CreateEvent) bool { w.seen(e.Object); return !w.ownCreate(e.Object) },
+		CreateFunc: func(e event.CreateEvent) bool { w.seen(e.Object); return true },
 		UpdateFunc: func(e event.UpdateEvent) bool { w.seen(e.ObjectNew); return true },
 	}
 }
@@ -84,7 +70,4 @@ func (w *ownWrites) latest(key types.NamespacedName, cached *tollgatev1alpha1.Up
 }
 
 // forget drops what is remembered of a gate: it is gone, or a write showed the memory stale.
-func (w *ownWrites) forget(key types.NamespacedName) {
-	w.m.Delete(key)
-	w.created.Delete(key)
-}
+func (w *ownWrites) forget(key types.NamespacedName) { w.m.Delete(key) }

@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 )
@@ -34,28 +33,4 @@ func TestTheGateLastWrittenServesUntilTheCacheHasIt(t *testing.T) {
 	assert.Equal(t, "3", w.latest(key, nil).ResourceVersion, "created, not in the cache yet")
 	assert.Equal(t, "5", w.latest(key, gate("5")).ResourceVersion, "someone else wrote since: the cache's")
 	assert.Nil(t, w.latest(key, nil), "and the copy is dropped")
-}
-
-func TestTheCreationOfAGateThisManagerCreatedDecidesNothingNew(t *testing.T) {
-	key := types.NamespacedName{Namespace: "ns", Name: "etcd"}
-	gate := func(rv string) *tollgatev1alpha1.UpgradeGate {
-		return &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd", ResourceVersion: rv}}
-	}
-	var w ownWrites
-	created := func(g *tollgatev1alpha1.UpgradeGate) bool {
-		return w.forgetSeen().Create(event.CreateEvent{Object: g})
-	}
-	assert.True(t, created(gate("1")), "a gate found at start-up, or created by someone else: decide")
-
-	w.record(key, "", gate("2"))
-	w.record(key, "2", gate("3")) // its first status
-	assert.False(t, created(gate("2")), "the gate as this manager created it: already decided")
-	assert.True(t, created(gate("2")), "only once")
-
-	w.record(key, "", gate("4"))
-	assert.True(t, created(gate("5")), "created, then changed by someone before the cache saw it: decide")
-
-	w.record(key, "", gate("6"))
-	w.forget(key)
-	assert.True(t, created(gate("6")), "forgotten (the Subscription went, a write failed): decide")
 }
