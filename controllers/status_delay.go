@@ -64,10 +64,10 @@ func (r *GateReconciler) deferral(gate *tollgatev1alpha1.UpgradeGate, doc *input
 	return max(r.planning.left(client.ObjectKeyFromObject(gate), r.now()), 0)
 }
 
-// awaiting says whether one of the plans waits for an approval (RequiresApproval, not approved).
+// awaiting says whether one of the plans waits for an approval (awaitingApproval).
 func awaiting(plans []v1alpha1.InstallPlan) bool {
 	for i := range plans {
-		if plans[i].Status != nil && plans[i].Status.Phase == v1alpha1.InstallPlanPhaseRequiresApproval && !plans[i].Spec.Approved {
+		if awaitingApproval(&plans[i]) {
 			return true
 		}
 	}
