@@ -8,9 +8,9 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 )
 
-// approvedView is a reader that shows some InstallPlans as approved. The gate's status is
-// written before its plan is approved, and describes the state once the approval lands (the
-// plan no longer awaits approval), so the approval's own update event finds nothing to write.
+// approvedView is a reader that shows some InstallPlans as approved. The gate's status that
+// records an approval describes the state once the approval landed (the plan no longer
+// awaits approval), so the approval's own update event finds nothing to write.
 type approvedView struct {
 	client.Reader
 	plans map[client.ObjectKey]bool

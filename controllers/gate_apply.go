@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,12 +28,14 @@ const (
 	EventPolicyResultInvalid = "PolicyResultInvalid"
 )
 
-// approve approves the pending plans whose verdict says so, and returns the name of the last
-// plan it approved, if any, also when a later plan failed. The caller has recorded the
-// decision, and the plan it expects approved, in the gate first. The patch carries the plan's resourceVersion: a plan that
-// changed since it was gathered is re-evaluated on its update event, never approved blindly.
-func (r *GateReconciler) approve(ctx context.Context, dec *approval.Decision) (string, error) {
+// approve approves the pending plans whose verdict says so, each in one patch that also
+// carries the approval record of the gate's decision d, and returns the name of the last
+// plan it approved, if any, also when a later plan failed. The patch carries the plan's
+// resourceVersion: a plan that changed since it was gathered is re-evaluated on its update
+// event, never approved blindly.
+func (r *GateReconciler) approve(ctx context.Context, dec *approval.Decision, d tollgatev1alpha1.Decision) (string, error) {
 	log := ctrl.LoggerFrom(ctx)
+	record := tollgatev1alpha1.RecordOf(dec.Subscription.Name, d, metav1.NewTime(r.now().Truncate(time.Second))).String()
 	approved := ""
 	for i := range dec.PendingInstallPlans {
 		plan, verdict := &dec.PendingInstallPlans[i], dec.Plans[i]
@@ -42,6 +45,7 @@ func (r *GateReconciler) approve(ctx context.Context, dec *approval.Decision) (s
 		}
 		orig := plan.DeepCopy()
 		plan.Spec.Approved = true
+		metav1.SetMetaDataAnnotation(&plan.ObjectMeta, tollgatev1alpha1.ApprovalRecordAnnotation, record)
 		if err := r.Patch(ctx, plan, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				log.Info("install plan changed since it was evaluated; re-evaluating", "installPlan", plan.Name)
@@ -49,8 +53,8 @@ func (r *GateReconciler) approve(ctx context.Context, dec *approval.Decision) (s
 			}
 			return approved, fmt.Errorf("approve install plan %s/%s: %w", plan.Namespace, plan.Name, err)
 		}
-		// Recorded in the gate's status (written before), the log and the metric; no Event: an
-		// approval costs the approval and that one status write.
+		// Recorded on the plan and in the gate's status, the log and the metric; no Event:
+		// an approval costs the approval and one status write.
 		r.approved.record(plan, client.ObjectKeyFromObject(dec.Subscription))
 		approvalsTotal.Inc()
 		r.DecisionLog.Approval(dec, plan)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,14 +62,18 @@ type GateReconciler struct {
 	written  ownWrites     // gates written that the cache may not show yet
 	approved ownApprovals  // plans approved whose event has not come back yet
 	planning planning      // gates whose status waits while OLM is between two steps
+	// unwritable holds the gates whose last status write failed (types.NamespacedName →
+	// true): their status goes before any approval until a write succeeds.
+	unwritable sync.Map
 }
 
-// Reconcile is fetch → decide → record → approve for the Subscription req names. The
-// decision, and the plan about to be approved, are written into the gate's status before any
-// plan is approved: a gate whose status cannot be written (the API server refuses it, a
-// conflict, no permission) approves nothing, so every approval has a recorded decision behind
-// it, and an approval costs one status write and the approval itself. An approval that then
-// fails has its record settled by the next evaluation.
+// Reconcile is fetch → decide → approve → record for the Subscription req names. An approval
+// carries its decision record (tollgatev1alpha1.ApprovalRecordAnnotation) in the write that
+// approves the plan, so no approval lands without its record, and the gate's status, which
+// describes the state once the approval landed, follows: an approval costs that one write
+// and one status write. Only while the gate's status is not known to be writable (no
+// decision recorded yet, or its last write failed) does the status go first, and a gate
+// whose status cannot be written then approves nothing.
 func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if !r.Policies.Loaded() { // the admin's policy is not loaded yet: decide nothing
 		return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -101,14 +106,18 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err != nil {
 		return ctrl.Result{}, r.count("gather", err)
 	}
-	waiting, err := r.writeStatus(ctx, gate, after, extra, approving)
+	next := r.statusOf(gate, after, extra, approving)
+	if approving != "" && r.recordable(gate) {
+		return r.approveFirst(ctx, gate, dec, after, next, approving)
+	}
+	waiting, err := r.writeStatus(ctx, gate, after, next)
 	if err != nil || waiting > 0 {
 		return ctrl.Result{RequeueAfter: waiting}, r.count("status", err)
 	}
 	if approving == "" {
 		return ctrl.Result{RequeueAfter: r.requeueAfter(dec)}, nil
 	}
-	approved, err := r.approve(ctx, dec)
+	approved, err := r.approve(ctx, dec, next.status.Decision)
 	if approved != approving {
 		// The record names a plan not approved: it changed meanwhile (its event comes) or
 		// the approval failed. The next evaluation approves it or withdraws the record (a
@@ -117,6 +126,21 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{RequeueAfter: time.Second}, r.count("approve", err)
 	}
 	return ctrl.Result{RequeueAfter: r.requeueAfter(dec)}, r.count("approve", err)
+}
+
+// approveFirst approves the plans dec allows, each carrying its record, and then writes the
+// gate's status as next, which records the approval. When the approval did not land as
+// expected (the plan changed meanwhile, or the write failed), the status is not written: the
+// evaluation a second later starts again from what the plans show.
+func (r *GateReconciler) approveFirst(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, dec, after *approval.Decision, next pendingStatus, approving string) (ctrl.Result, error) {
+	approved, err := r.approve(ctx, dec, next.status.Decision)
+	if approved != approving {
+		return ctrl.Result{RequeueAfter: time.Second}, r.count("approve", err)
+	}
+	if _, err := r.writeStatus(ctx, gate, after, next); err != nil {
+		return ctrl.Result{}, r.count("status", err)
+	}
+	return ctrl.Result{RequeueAfter: r.requeueAfter(dec)}, nil
 }
 
 // afterApproval names the last plan dec lets Tollgate approve, if any, and returns the
@@ -184,6 +208,7 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 		r.operands.forget(key)
 		r.written.forget(key)
 		r.planning.since.Delete(key)
+		r.unwritable.Delete(key)
 		gate := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 		return nil, client.IgnoreNotFound(r.Delete(ctx, gate))
 	}
@@ -210,53 +235,78 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 	return gate, nil
 }
 
-// writeStatus writes the gate's status only when it changed, and reports a changed decision
-// as Events (reportDecision). approving names the plan about to be approved, if any. A change
-// that is not urgent waits while OLM is between two steps (olmStepDelay): then it returns how
-// much longer, writing nothing.
-func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition, approving string) (time.Duration, error) {
-	key := client.ObjectKeyFromObject(gate)
+// pendingStatus is the status an evaluation gives a gate, before it is written.
+type pendingStatus struct {
+	status tollgatev1alpha1.UpgradeGateStatus
+	// problems are what the policies returned that the status could not hold as is.
+	problems []string
+	// approving names the plan about to be approved, if any.
+	approving string
+}
+
+// statusOf is the status dec gives gate. approving names the plan about to be approved, if
+// any; otherwise a pending plan that carries this gate's approval record is the last
+// approved (its status write may not have followed its approval).
+func (r *GateReconciler) statusOf(gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition, approving string) pendingStatus {
 	next, problems := gatestatus.Next(gate.Status, gatestatus.Observation{
 		Generation:   gate.Generation,
 		Subscription: dec.Subscription,
 		Result:       dec.Result,
 		Digest:       func() string { return engine.Digest(dec.Doc) },
 		Extra:        extra,
-		Approved:     approving,
+		Approved:     cmp.Or(approving, recordedApproval(dec.PendingInstallPlans, gate.Name)),
 		Unapproved:   unapproved(dec.PendingInstallPlans),
 		Now:          metav1.NewTime(r.now().Truncate(time.Second)),
 	})
+	return pendingStatus{status: next, problems: problems, approving: approving}
+}
+
+// recordable says whether gate's status is known to be writable: it holds a decision and
+// its last write by this manager did not fail. Only then may an approval go before the
+// status write that records it.
+func (r *GateReconciler) recordable(gate *tollgatev1alpha1.UpgradeGate) bool {
+	_, failed := r.unwritable.Load(client.ObjectKeyFromObject(gate))
+	return gate.Status.Decision.EvaluatedAt != nil && !failed
+}
+
+// writeStatus writes the gate's status as next only when it changed, and reports a changed
+// decision as Events (reportDecision). A change that is not urgent waits while OLM is
+// between two steps (olmStepDelay): then it returns how much longer, writing nothing.
+func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, next pendingStatus) (time.Duration, error) {
+	key := client.ObjectKeyFromObject(gate)
 	blocked := 1.0
-	if next.Decision.Allowed {
+	if next.status.Decision.Allowed {
 		blocked = 0
 	}
 	blockedSubscriptions.WithLabelValues(key.Namespace, key.Name).Set(blocked)
-	if equality.Semantic.DeepEqual(gate.Status, next) {
+	if equality.Semantic.DeepEqual(gate.Status, next.status) {
 		r.planning.since.Delete(key) // nothing waits
 		return 0, nil
 	}
 	old, before := gate.Status, gate.ResourceVersion
-	if wait := r.planning.wait(key, urgent(gate.Status, next, approving), midway(dec.Document), r.now()); wait > 0 {
+	if wait := r.planning.wait(key, urgent(gate.Status, next.status, next.approving), midway(dec.Document), r.now()); wait > 0 {
 		return wait, nil
 	}
 	// A full update with the gate's resourceVersion: a gate changed meanwhile (an admin
 	// edit) conflicts, and its event brings a fresh evaluation.
-	gate.Status = next
+	gate.Status = next.status
 	if err := r.Status().Update(ctx, gate); err != nil {
 		r.written.forget(key)
+		r.unwritable.Store(key, true)
 		return 0, fmt.Errorf("write status of gate %s: %w", key, err)
 	}
+	r.unwritable.Delete(key)
 	r.written.record(key, before, gate)
 	// Reported once the status is written, so a retried write does not report twice.
-	r.reportProblems(ctx, gate, problems)
-	r.reportDecision(gate, old, next, dec.Document)
-	if gatestatus.DecisionChanged(old.Decision, next.Decision) {
+	r.reportProblems(ctx, gate, next.problems)
+	r.reportDecision(gate, old, next.status, dec.Document)
+	if gatestatus.DecisionChanged(old.Decision, next.status.Decision) {
 		r.DecisionLog.Decision(dec)
 		outcome := "denied"
-		if next.Decision.Allowed {
+		if next.status.Decision.Allowed {
 			outcome = "allowed"
 		}
-		decisionsTotal.WithLabelValues(outcome, next.Decision.BlockedBy).Inc()
+		decisionsTotal.WithLabelValues(outcome, next.status.Decision.BlockedBy).Inc()
 	}
 	return 0, nil
 }
@@ -287,6 +337,18 @@ func unapproved(plans []v1alpha1.InstallPlan) []string {
 		}
 	}
 	return names
+}
+
+// recordedApproval names the approved plan among plans that carries gate's approval record,
+// if any.
+func recordedApproval(plans []v1alpha1.InstallPlan, gate string) string {
+	for i := range plans {
+		rec, ok := tollgatev1alpha1.RecordedApproval(plans[i].Annotations)
+		if ok && plans[i].Spec.Approved && rec.Gate == gate {
+			return plans[i].Name
+		}
+	}
+	return ""
 }
 
 // reportProblems reports what the policies returned that the status could not hold as is.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -88,7 +89,8 @@ func (w *writes) client(config *rest.Config, opts client.Options) (client.Client
 				return err
 			}
 			if plan, ok := obj.(*v1alpha1.InstallPlan); ok && plan.Spec.Approved {
-				w.add("approve " + plan.Name)
+				rec, _ := tollgatev1alpha1.RecordedApproval(plan.Annotations)
+				w.add("approve " + plan.Name + " record=" + rec.Gate)
 			}
 			return nil
 		},
@@ -108,18 +110,7 @@ func TestNoApprovalWithoutARecordedDecision(t *testing.T) {
 
 	w := &writes{}
 	w.refuseStatus.Store(true)
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme: apis.NewScheme(), Cache: controllers.CacheOptions("tollgate-system"),
-		Metrics: metricsserver.Options{BindAddress: "0"}, NewClient: w.client,
-		// Other tests of this package run a manager in the same process.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	require.NoError(t, err)
-	_, err = controllers.Setup(ctx, mgr, controllers.Options{PolicyNamespace: "tollgate-system"})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	startWith(t, ctx, env.Config, w)
 
 	plan := firstInstallWaiting(t, ctx, env.Client)
 	require.Eventually(t, func() bool { return w.refused.Load() >= 2 }, 20*time.Second, 10*time.Millisecond,
@@ -142,13 +133,103 @@ func TestNoApprovalWithoutARecordedDecision(t *testing.T) {
 		"the status describes the state once the approval landed")
 	// The approval's own update event re-evaluates the gate, which finds nothing to write.
 	time.Sleep(time.Second)
-	assert.Equal(t, []string{"status allowed=true lastApproved=" + plan.Name, "approve " + plan.Name}, w.entries(),
+	assert.Equal(t, []string{"status allowed=true lastApproved=" + plan.Name, "approve " + plan.Name + " record=" + plan.Name}, w.entries(),
 		"one status write recording the decision and the approval, then the approval; nothing after it")
 }
 
+// TestAnApprovalCarriesItsRecordAndTheStatusFollows: a gate whose status holds a decision
+// approves a plan in one write that carries the decision's record, and then writes the status
+// recording the approval; nothing more.
+func TestAnApprovalCarriesItsRecordAndTheStatusFollows(t *testing.T) {
+	ctrl.SetLogger(logr.Discard())
+	env, err := controlplane.Start(controlplane.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &writes{}
+	startWith(t, ctx, env.Config, w)
+
+	plan := firstInstallWaiting(t, ctx, env.Client, v1alpha1.InstallPlanPhasePlanning)
+	gate := &tollgatev1alpha1.UpgradeGate{}
+	require.Eventually(t, func() bool {
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.EvaluatedAt != nil
+	}, 20*time.Second, 10*time.Millisecond, "the gate holds a decision while the plan is prepared")
+	time.Sleep(3 * time.Second) // past the status delay while OLM prepares the plan
+	decided := len(w.entries())
+	plan.Status.Phase = v1alpha1.InstallPlanPhaseRequiresApproval
+	require.NoError(t, env.Client.Status().Update(ctx, plan))
+
+	require.Eventually(t, func() bool {
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.LastApprovedInstallPlan == plan.Name
+	}, 20*time.Second, 10*time.Millisecond, "the gate records the approval")
+	time.Sleep(time.Second) // the approval's own event finds nothing to write
+	assert.Equal(t, []string{"approve " + plan.Name + " record=" + plan.Name, "status allowed=true lastApproved=" + plan.Name}, w.entries()[decided:],
+		"the approval, carrying its record, then the status recording it")
+	got := &v1alpha1.InstallPlan{}
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(plan), got))
+	rec, ok := tollgatev1alpha1.RecordedApproval(got.Annotations)
+	require.True(t, ok, "the approved plan carries a record: %v", got.Annotations)
+	assert.Equal(t, gate.Name, rec.Gate)
+	assert.Equal(t, gate.Status.Decision.PolicyRevision, rec.PolicyRevision)
+	assert.Equal(t, gate.Status.Decision.InputDigest, rec.InputDigest)
+	assert.NotEmpty(t, rec.PolicyRevision)
+}
+
+// TestAGateCatchesUpWithAnApprovalItsStatusMissed: the status write that follows an
+// approval fails (the approval landed with its record on the plan); once the status can be
+// written, the gate records the approval, read from the plan's record.
+func TestAGateCatchesUpWithAnApprovalItsStatusMissed(t *testing.T) {
+	ctrl.SetLogger(logr.Discard())
+	env, err := controlplane.Start(controlplane.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &writes{}
+	startWith(t, ctx, env.Config, w)
+
+	plan := firstInstallWaiting(t, ctx, env.Client, v1alpha1.InstallPlanPhasePlanning)
+	gate := &tollgatev1alpha1.UpgradeGate{}
+	require.Eventually(t, func() bool {
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.EvaluatedAt != nil
+	}, 20*time.Second, 10*time.Millisecond, "the gate holds a decision while the plan is prepared")
+	w.refuseStatus.Store(true)
+	plan.Status.Phase = v1alpha1.InstallPlanPhaseRequiresApproval
+	require.NoError(t, env.Client.Status().Update(ctx, plan))
+	require.Eventually(t, func() bool { return w.refused.Load() >= 1 }, 20*time.Second, 10*time.Millisecond,
+		"the status write after the approval was refused")
+	require.Contains(t, w.entries(), "approve "+plan.Name+" record="+plan.Name, "the approval landed with its record")
+
+	w.refuseStatus.Store(false)
+	require.Eventually(t, func() bool {
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.LastApprovedInstallPlan == plan.Name
+	}, 20*time.Second, 10*time.Millisecond, "the gate records the approval once its status can be written")
+	assert.Equal(t, 1, strings.Count(strings.Join(w.entries(), "\n"), "approve "), "approved once")
+}
+
+// startWith starts a manager whose client goes through w; the test's end stops it.
+func startWith(t *testing.T, ctx context.Context, cfg *rest.Config, w *writes) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: apis.NewScheme(), Cache: controllers.CacheOptions("tollgate-system"),
+		Metrics: metricsserver.Options{BindAddress: "0"}, NewClient: w.client,
+		// Other tests of this package run a manager in the same process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	require.NoError(t, err)
+	_, err = controllers.Setup(ctx, mgr, controllers.Options{PolicyNamespace: "tollgate-system"})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+}
+
 // firstInstallWaiting plays OLM: a Manual Subscription for a first install from a READY
-// catalog, whose InstallPlan waits for approval. The plan has the gate's namespace and name.
-func firstInstallWaiting(t *testing.T, ctx context.Context, c client.Client) *v1alpha1.InstallPlan {
+// catalog, whose InstallPlan is in phase (RequiresApproval unless given). The plan has the
+// gate's namespace and name.
+func firstInstallWaiting(t *testing.T, ctx context.Context, c client.Client, phase ...v1alpha1.InstallPlanPhase) *v1alpha1.InstallPlan {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "status-first-"}}
 	require.NoError(t, c.Create(ctx, ns))
@@ -163,6 +244,9 @@ func firstInstallWaiting(t *testing.T, ctx context.Context, c client.Client) *v1
 		Spec: v1alpha1.InstallPlanSpec{ClusterServiceVersionNames: []string{"redis.v1.0.0"}, Approval: v1alpha1.ApprovalManual, Generation: 1}}
 	require.NoError(t, c.Create(ctx, plan))
 	plan.Status = &v1alpha1.InstallPlanStatus{Phase: v1alpha1.InstallPlanPhaseRequiresApproval, CatalogSources: []string{"catalog"}}
+	if len(phase) > 0 {
+		plan.Status.Phase = phase[0]
+	}
 	require.NoError(t, c.Status().Update(ctx, plan))
 	sub := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "redis"},
 		Spec: &v1alpha1.SubscriptionSpec{CatalogSource: "catalog", CatalogSourceNamespace: ns.Name, Package: "redis", Channel: "stable", InstallPlanApproval: v1alpha1.ApprovalManual}}

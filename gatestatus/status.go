@@ -50,11 +50,12 @@ type Observation struct {
 	Digest func() string
 	// Extra are conditions Tollgate originates itself (AutomaticApproval).
 	Extra []metav1.Condition
-	// Approved names the plan this reconcile approves (the status is written first).
+	// Approved names the plan this reconcile approves, or one whose approval record names
+	// this gate: the last approved.
 	Approved string
 	// Unapproved are the pending plans not approved: when the recorded last approval is one
-	// of them, that approval never happened (it failed after its record was written) and the
-	// record is withdrawn.
+	// of them, that approval never happened (it failed after a status written first had
+	// recorded it) and the record is withdrawn.
 	Unapproved []string
 	Now        metav1.Time
 }

@@ -20,7 +20,7 @@ import (
 // first statusConflicts status writes of every gate answer 409, one plan's approval meets a
 // real concurrent write (the API server answers 409 to its resourceVersion precondition),
 // another's first approval answers a 409 invented by the client. Every plan allowed is
-// approved exactly once, after its gate recorded it; a plan whose operator is not upgradeable
+// approved exactly once, carrying its gate's record; a plan whose operator is not upgradeable
 // is approved by nobody until it is.
 func TestWriteConflictsAreRetried(t *testing.T) {
 	const statusConflicts = 3
@@ -80,7 +80,7 @@ func TestWriteConflictsAreRetried(t *testing.T) {
 	// tries the version it read, and meets the precondition again (nothing approved).
 	assert.GreaterOrEqual(t, f.Conflicts("approve-real"), 1, "the API server refused the approval racing the other writer")
 	assert.Equal(t, 1, f.Conflicts("approve-fake"), "one invented conflict on an approval")
-	recordedBeforeApproved(t, f.Log(), map[string]string{redisPlan.Name: "redis", kafkaPlan.Name: "kafka", etcdPlan.Name: "etcd"})
+	approvedWithTheirRecord(t, f.Log(), map[string]string{redisPlan.Name: "redis", kafkaPlan.Name: "kafka", etcdPlan.Name: "etcd"})
 	require.NotEmpty(t, f.Log())
 	t.Logf("faults: %d status conflicts, %d real and %d invented approval conflicts; writes: %q",
 		f.Conflicts("status"), f.Conflicts("approve-real"), f.Conflicts("approve-fake"), f.Log())
@@ -104,11 +104,10 @@ func nudge(t *testing.T, k *olmplay.Cluster, plan *v1alpha1.InstallPlan) {
 // counts what they did.
 func settle() { time.Sleep(time.Second) }
 
-// TestAFailedApprovalIsRetriedAndItsRecordSettles: the gate records the plan it is about to
-// approve; when the approval then fails (a 409: the plan changed meanwhile, or here also a 409
-// with nothing changed, which brings no event), the gate is evaluated again at once: the plan
-// is approved then, exactly once, and in the end every gate records only a plan that is
-// approved.
+// TestAFailedApprovalIsRetriedAndItsRecordSettles: when an approval fails (a 409: the plan
+// changed meanwhile, or here also a 409 with nothing changed, which brings no event), the
+// gate is evaluated again a second later: the plan is approved then, exactly once, and in the
+// end every gate records only a plan that is approved.
 func TestAFailedApprovalIsRetriedAndItsRecordSettles(t *testing.T) {
 	k := olmplay.NewCluster(t, env.Client, "withdraw-")
 	f := (&faults{ns: k.NS, writer: env.Client,

@@ -87,8 +87,8 @@ func TestAStandbyTakesOverWhenTheLeaderIsKilled(t *testing.T) {
 	for _, plan := range []string{kafkaPlan.Name, mongoPlan.Name} {
 		assert.Zero(t, fa.Approvals(plan)+fb.Approvals(plan), "nobody approved %s", plan)
 	}
-	recordedBeforeApproved(t, fa.Log(), map[string]string{redisPlan.Name: "redis"})
-	recordedBeforeApproved(t, fb.Log(), map[string]string{etcdPlan.Name: "etcd", natsPlan.Name: "nats"})
+	approvedWithTheirRecord(t, fa.Log(), map[string]string{redisPlan.Name: "redis"})
+	approvedWithTheirRecord(t, fb.Log(), map[string]string{etcdPlan.Name: "etcd", natsPlan.Name: "nats"})
 	assert.ElementsMatch(t, []string{redisPlan.Name, etcdPlan.Name, natsPlan.Name}, approved(),
 		"the plans the API server saw approved, each once")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -204,7 +205,8 @@ func (f *faults) client(cfg *rest.Config, opts client.Options) (client.Client, e
 			}
 			f.mu.Lock()
 			f.approved[plan.Name]++
-			f.log = append(f.log, "approve "+plan.Name)
+			rec, _ := tollgatev1alpha1.RecordedApproval(plan.Annotations)
+			f.log = append(f.log, "approve "+plan.Name+" record="+rec.Gate+"@"+rec.PolicyRevision)
 			f.mu.Unlock()
 			return nil
 		},
@@ -297,17 +299,19 @@ func (m *manager) elected() bool {
 	}
 }
 
-// recordedBeforeApproved checks that each approval in log follows a status write of the
-// plan's gate recording it.
-func recordedBeforeApproved(t *testing.T, log []string, gateOf map[string]string) {
+// approvedWithTheirRecord checks that each approval in log carried the approval record of
+// the plan's gate, with a policy revision.
+func approvedWithTheirRecord(t *testing.T, log []string, gateOf map[string]string) {
 	t.Helper()
-	for i, entry := range log {
-		plan, ok := strings.CutPrefix(entry, "approve ")
+	for _, entry := range log {
+		rest, ok := strings.CutPrefix(entry, "approve ")
 		if !ok {
 			continue
 		}
-		require.Contains(t, log[:i], "status "+gateOf[plan]+" lastApproved="+plan,
-			"the approval of %s follows the status write recording it; writes: %q", plan, log)
+		plan, record, _ := strings.Cut(rest, " record=")
+		gate, revision, _ := strings.Cut(record, "@")
+		assert.Equal(t, gateOf[plan], gate, "the approval of %s carries its gate's record; writes: %q", plan, log)
+		assert.NotEmpty(t, revision, "the record of %s names the policy revision", plan)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // TestTheManagerConvergesAfterTheAPIServerRestarts stops the kube-apiserver under a running
 // manager (etcd keeps everything) and starts it again. What changed just before the stop,
 // which the manager may or may not have acted on, and what changes after the restart, is
-// decided: the plans allowed are approved once each, after their record, and the ones held
+// decided: the plans allowed are approved once each, carrying their record, and the ones held
 // stay unapproved.
 func TestTheManagerConvergesAfterTheAPIServerRestarts(t *testing.T) {
 	k := olmplay.NewCluster(t, env.Client, "restart-")
@@ -82,7 +82,7 @@ func TestTheManagerConvergesAfterTheAPIServerRestarts(t *testing.T) {
 		assert.Equal(t, 1, f.Approvals(plan), "plan %s approved exactly once", plan)
 	}
 	assert.Zero(t, f.Approvals(kafkaPlan.Name))
-	recordedBeforeApproved(t, f.Log(), map[string]string{redisPlan.Name: "redis", etcdPlan.Name: "etcd", mongoPlan.Name: "mongo", natsPlan.Name: "nats"})
+	approvedWithTheirRecord(t, f.Log(), map[string]string{redisPlan.Name: "redis", etcdPlan.Name: "etcd", mongoPlan.Name: "mongo", natsPlan.Name: "nats"})
 }
 
 // approvedWithin waits, through a fault, for the plan's approval.
