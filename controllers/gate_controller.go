@@ -3,7 +3,6 @@ package controllers
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -69,10 +68,11 @@ type GateReconciler struct {
 
 // Reconcile is fetch → decide → approve → record for the Subscription req names. An approval
 // carries its decision record (tollgatev1alpha1.ApprovalRecordAnnotation) in the write that
-// approves the plan, so no approval lands without its record, and the gate's status, which
-// describes the state once the approval landed, follows: an approval costs that one write
-// and one status write. Only while the gate's status is not known to be writable (no
-// decision recorded yet, or its last write failed) does the status go first, and a gate
+// approves the plan, so no approval lands without its record; the gate is evaluated again
+// once OLM has had a moment for its next step, and that evaluation's status write records
+// the approval (read from the plan) and where OLM took it. An approval costs one write, and
+// the status write that follows. Only while the gate's status is not known to be writable
+// (no decision recorded yet, or its last write failed) does the status go first, and a gate
 // whose status cannot be written then approves nothing.
 func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if !r.Policies.Loaded() { // the admin's policy is not loaded yet: decide nothing
@@ -102,71 +102,44 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err != nil {
 		return ctrl.Result{}, r.count("approve", err)
 	}
-	approving, after, err := r.afterApproval(ctx, dec)
-	if err != nil {
-		return ctrl.Result{}, r.count("gather", err)
-	}
-	next := r.statusOf(gate, after, extra, approving)
+	approving := lastApprovable(dec)
 	if approving != "" && r.recordable(gate) {
-		return r.approveFirst(ctx, gate, dec, after, next, approving)
+		return r.approveThen(ctx, dec, r.statusOf(gate, dec, extra, "").status.Decision, approving)
 	}
-	waiting, err := r.writeStatus(ctx, gate, after, next)
+	next := r.statusOf(gate, dec, extra, approving)
+	waiting, err := r.writeStatus(ctx, gate, dec, next)
 	if err != nil || waiting > 0 {
 		return ctrl.Result{RequeueAfter: waiting}, r.count("status", err)
 	}
 	if approving == "" {
 		return ctrl.Result{RequeueAfter: r.requeueAfter(dec)}, nil
 	}
-	approved, err := r.approve(ctx, dec, next.status.Decision)
-	if approved != approving {
-		// The record names a plan not approved: it changed meanwhile (its event comes) or
-		// the approval failed. The next evaluation approves it or withdraws the record (a
-		// recorded plan still unapproved is withdrawn); a second write now could only guess,
-		// since a plan changed meanwhile may have been approved by then.
-		return ctrl.Result{RequeueAfter: time.Second}, r.count("approve", err)
-	}
-	return ctrl.Result{RequeueAfter: r.requeueAfter(dec)}, r.count("approve", err)
+	return r.approveThen(ctx, dec, next.status.Decision, approving)
 }
 
-// approveFirst approves the plans dec allows, each carrying its record, and then writes the
-// gate's status as next, which records the approval. When the approval did not land as
-// expected (the plan changed meanwhile, or the write failed), the status is not written: the
-// evaluation a second later starts again from what the plans show.
-func (r *GateReconciler) approveFirst(ctx context.Context, gate *tollgatev1alpha1.UpgradeGate, dec, after *approval.Decision, next pendingStatus, approving string) (ctrl.Result, error) {
-	approved, err := r.approve(ctx, dec, next.status.Decision)
+// approveThen approves the plans dec allows, each carrying the record of the gate's decision
+// d, and has the gate evaluated again after olmStepDelay: the approval's own event does not
+// (ownApprovals), so that evaluation's status write records the approval together with
+// OLM's next step. When the approval did not land as expected (the plan changed meanwhile:
+// its event comes; or the write failed), the gate is evaluated again a second later, from
+// what the plans show then.
+func (r *GateReconciler) approveThen(ctx context.Context, dec *approval.Decision, d tollgatev1alpha1.Decision, approving string) (ctrl.Result, error) {
+	approved, err := r.approve(ctx, dec, d)
 	if approved != approving {
 		return ctrl.Result{RequeueAfter: time.Second}, r.count("approve", err)
 	}
-	if _, err := r.writeStatus(ctx, gate, after, next); err != nil {
-		return ctrl.Result{}, r.count("status", err)
-	}
-	return ctrl.Result{RequeueAfter: r.requeueAfter(dec)}, nil
+	return ctrl.Result{RequeueAfter: olmStepDelay}, r.count("approve", err)
 }
 
-// afterApproval names the last plan dec lets Tollgate approve, if any, and returns the
-// decision as it will stand once the approvals land: what the status records. When that
-// decision does not allow, nothing is approved: the decision recorded behind an approval is
-// always an allowing one.
-func (r *GateReconciler) afterApproval(ctx context.Context, dec *approval.Decision) (string, *approval.Decision, error) {
-	view := approvedView{Reader: r.reader, plans: map[client.ObjectKey]bool{}}
+// lastApprovable names the last of dec's pending plans that Tollgate may approve, if any.
+func lastApprovable(dec *approval.Decision) string {
 	name := ""
 	for i, v := range dec.Plans {
 		if v.Approvable {
 			name = dec.PendingInstallPlans[i].Name
-			view.plans[client.ObjectKeyFromObject(&dec.PendingInstallPlans[i])] = true
 		}
 	}
-	if name == "" {
-		return "", dec, nil
-	}
-	after, err := r.decider(view).Decide(ctx, client.ObjectKeyFromObject(dec.Subscription))
-	if after == nil || err != nil {
-		return "", nil, wrap(cmp.Or(err, errors.New("the Subscription is gone")), "decide %s/%s", dec.Subscription.Namespace, dec.Subscription.Name)
-	}
-	if !after.Result.Decision.Allowed { // a policy that objects to the approved state: approve nothing
-		return "", dec, nil
-	}
-	return name, after, nil
+	return name
 }
 
 // requeueAfter is when the gate is evaluated again without any change: when time alone

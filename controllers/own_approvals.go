@@ -8,10 +8,9 @@ import (
 )
 
 // ownApprovals remembers the plans this manager approved, by the resourceVersion the
-// approval gave them, until that version's event arrives. The approving Subscription's
-// status already records the state once approved (afterApproval), so the event re-evaluates
-// the other Subscriptions the plan installs, not that one: an approval costs no evaluation
-// more.
+// approval gave them, until that version's event arrives. The approving reconcile has its
+// gate evaluated again after olmStepDelay (approveThen), so the event re-evaluates the other
+// Subscriptions the plan installs, not that one: an approval costs no evaluation more.
 type ownApprovals struct{ m sync.Map } // plan key → ownApproval
 
 type ownApproval struct {
