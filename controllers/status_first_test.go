@@ -140,8 +140,8 @@ func TestNoApprovalWithoutARecordedDecision(t *testing.T) {
 }
 
 // TestAnApprovalCarriesItsRecordAndTheStatusFollows: a gate whose status holds a decision
-// approves a plan in one write that carries the decision's record, and then writes the status
-// recording the approval; nothing more.
+// approves a plan in one write that carries the decision's record; the status recording the
+// approval follows; nothing more.
 func TestAnApprovalCarriesItsRecordAndTheStatusFollows(t *testing.T) {
 	ctrl.SetLogger(logr.Discard())
 	env, err := controlplane.Start(controlplane.Options{})
@@ -165,7 +165,7 @@ func TestAnApprovalCarriesItsRecordAndTheStatusFollows(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.LastApprovedInstallPlan == plan.Name
 	}, 20*time.Second, 10*time.Millisecond, "the gate records the approval")
-	time.Sleep(time.Second) // the approval's own event finds nothing to write
+	time.Sleep(time.Second) // nothing more follows
 	assert.Equal(t, []string{"approve " + plan.Name + " record=" + plan.Name, "status allowed=true lastApproved=" + plan.Name}, w.entries()[decided:],
 		"the approval, carrying its record, then the status recording it")
 	got := &v1alpha1.InstallPlan{}
@@ -196,6 +196,7 @@ func TestAGateCatchesUpWithAnApprovalItsStatusMissed(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.EvaluatedAt != nil
 	}, 20*time.Second, 10*time.Millisecond, "the gate holds a decision while the plan is prepared")
+	time.Sleep(3 * time.Second) // past the status delay while OLM prepares the plan
 	w.refuseStatus.Store(true)
 	plan.Status.Phase = v1alpha1.InstallPlanPhaseRequiresApproval
 	require.NoError(t, env.Client.Status().Update(ctx, plan))
