@@ -1,7 +1,6 @@
 package controllers_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -15,18 +14,13 @@ import (
 	"github.com/tollgate-dev/tollgate/apis"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
 )
 
 // TestTheCacheLeavesOutCopiedCSVs: the manager's cache, on a real API server, holds a
 // namespace's own CSVs and not the copies OLM writes there for an operator of another
 // namespace.
 func TestTheCacheLeavesOutCopiedCSVs(t *testing.T) {
-	env, err := controlplane.Start(controlplane.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Stop() })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	env, ctx := apiServer(t)
 
 	opts := controllers.CacheOptions("tollgate-system")
 	opts.Scheme = apis.NewScheme()

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +28,6 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
 )
 
 // writes is what the manager wrote, in order, through a client that can refuse the gates'
@@ -101,12 +99,7 @@ func (w *writes) client(config *rest.Config, opts client.Options) (client.Client
 // unapproved while its gate, which holds no decision yet, cannot record one, and then is
 // approved after the status write that records it.
 func TestNoApprovalWithoutARecordedDecision(t *testing.T) {
-	ctrl.SetLogger(logr.Discard())
-	env, err := controlplane.Start(controlplane.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Stop() })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	env, ctx := apiServer(t)
 
 	w := &writes{}
 	w.refuseStatus.Store(true)
@@ -143,21 +136,10 @@ func TestNoApprovalWithoutARecordedDecision(t *testing.T) {
 // approves a plan in one write that carries the decision's record; the status recording the
 // approval follows; nothing more.
 func TestAnApprovalCarriesItsRecordAndTheStatusFollows(t *testing.T) {
-	ctrl.SetLogger(logr.Discard())
-	env, err := controlplane.Start(controlplane.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Stop() })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	env, ctx := apiServer(t)
 	w := &writes{}
 	startWith(t, ctx, env.Config, w)
-
-	plan := firstInstallWaiting(t, ctx, env.Client, v1alpha1.InstallPlanPhasePlanning)
-	gate := &tollgatev1alpha1.UpgradeGate{}
-	require.Eventually(t, func() bool {
-		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.EvaluatedAt != nil
-	}, 20*time.Second, 10*time.Millisecond, "the gate holds a decision while the plan is prepared")
-	time.Sleep(3 * time.Second) // past the status delay while OLM prepares the plan
+	plan, gate := decidedWhilePreparing(t, ctx, env.Client)
 	decided := len(w.entries())
 	plan.Status.Phase = v1alpha1.InstallPlanPhaseRequiresApproval
 	require.NoError(t, env.Client.Status().Update(ctx, plan))
@@ -182,21 +164,10 @@ func TestAnApprovalCarriesItsRecordAndTheStatusFollows(t *testing.T) {
 // approval fails (the approval landed with its record on the plan); once the status can be
 // written, the gate records the approval, read from the plan's record.
 func TestAGateCatchesUpWithAnApprovalItsStatusMissed(t *testing.T) {
-	ctrl.SetLogger(logr.Discard())
-	env, err := controlplane.Start(controlplane.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = env.Stop() })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	env, ctx := apiServer(t)
 	w := &writes{}
 	startWith(t, ctx, env.Config, w)
-
-	plan := firstInstallWaiting(t, ctx, env.Client, v1alpha1.InstallPlanPhasePlanning)
-	gate := &tollgatev1alpha1.UpgradeGate{}
-	require.Eventually(t, func() bool {
-		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.EvaluatedAt != nil
-	}, 20*time.Second, 10*time.Millisecond, "the gate holds a decision while the plan is prepared")
-	time.Sleep(3 * time.Second) // past the status delay while OLM prepares the plan
+	plan, gate := decidedWhilePreparing(t, ctx, env.Client)
 	w.refuseStatus.Store(true)
 	plan.Status.Phase = v1alpha1.InstallPlanPhaseRequiresApproval
 	require.NoError(t, env.Client.Status().Update(ctx, plan))
@@ -209,6 +180,19 @@ func TestAGateCatchesUpWithAnApprovalItsStatusMissed(t *testing.T) {
 		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.LastApprovedInstallPlan == plan.Name
 	}, 20*time.Second, 10*time.Millisecond, "the gate records the approval once its status can be written")
 	assert.Equal(t, 1, strings.Count(strings.Join(w.entries(), "\n"), "approve "), "approved once")
+}
+
+// decidedWhilePreparing plays OLM up to a first install's plan being prepared, and waits until
+// its gate holds a decision and the status delay while OLM prepares has passed.
+func decidedWhilePreparing(t *testing.T, ctx context.Context, c client.Client) (*v1alpha1.InstallPlan, *tollgatev1alpha1.UpgradeGate) {
+	t.Helper()
+	plan := firstInstallWaiting(t, ctx, c, v1alpha1.InstallPlanPhasePlanning)
+	gate := &tollgatev1alpha1.UpgradeGate{}
+	require.Eventually(t, func() bool {
+		return c.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.EvaluatedAt != nil
+	}, 20*time.Second, 10*time.Millisecond, "the gate holds a decision while the plan is prepared")
+	time.Sleep(3 * time.Second)
+	return plan, gate
 }
 
 // startWith starts a manager whose client goes through w; the test's end stops it.
