@@ -182,6 +182,24 @@ func TestAGateCatchesUpWithAnApprovalItsStatusMissed(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(strings.Join(w.entries(), "\n"), "approve "), "approved once")
 }
 
+// TestAPlanWaitingBeforeTheManagerStartsIsApproved: a Subscription without a gate whose plan
+// already waits for approval when the manager starts. The first evaluation happens before
+// the gate the manager creates is in its cache, and nothing outside the manager changes
+// afterwards: the manager's own events must bring the approval, once, with its record.
+func TestAPlanWaitingBeforeTheManagerStartsIsApproved(t *testing.T) {
+	env, ctx := apiServer(t)
+	plan := firstInstallWaiting(t, ctx, env.Client)
+	w := &writes{}
+	startWith(t, ctx, env.Config, w)
+
+	gate := &tollgatev1alpha1.UpgradeGate{}
+	require.Eventually(t, func() bool {
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.LastApprovedInstallPlan == plan.Name
+	}, 20*time.Second, 10*time.Millisecond, "the plan is approved and the gate records it; writes: %q", w.entries())
+	time.Sleep(time.Second)
+	assert.Equal(t, 1, strings.Count(strings.Join(w.entries(), "\n"), "approve "+plan.Name+" record="+plan.Name), "approved once, with its record")
+}
+
 // decidedWhilePreparing plays OLM up to a first install's plan being prepared, and waits until
 // its gate holds a decision and the status delay while OLM prepares has passed.
 func decidedWhilePreparing(t *testing.T, ctx context.Context, c client.Client) (*v1alpha1.InstallPlan, *tollgatev1alpha1.UpgradeGate) {
