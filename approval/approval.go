@@ -131,13 +131,22 @@ func ineligible(plan *v1alpha1.InstallPlan) string {
 	case plan.Spec.Approval != v1alpha1.ApprovalManual:
 		return fmt.Sprintf("plan approval is %q, not Manual", plan.Spec.Approval)
 	case plan.Spec.Approved:
-		return "plan is already approved"
+		return "plan is already approved" + byTollgate(plan)
 	case phase != v1alpha1.InstallPlanPhaseRequiresApproval:
 		return fmt.Sprintf("plan phase is %q, not RequiresApproval", phase)
 	case len(plan.Spec.ClusterServiceVersionNames) == 0:
 		return "plan lists no ClusterServiceVersion"
 	}
 	return ""
+}
+
+// byTollgate says which gate's decision approved plan, when its approval record says so.
+func byTollgate(plan *v1alpha1.InstallPlan) string {
+	rec, ok := tollgatev1alpha1.RecordedApproval(plan.Annotations)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (by Tollgate, on the decision of gate %s, policy revision %s, at %s)", rec.Gate, rec.PolicyRevision, rec.ApprovedAt.UTC().Format(time.RFC3339))
 }
 
 // WhyNot is the verdict for a person: "" when approvable, else why not.

@@ -3,6 +3,7 @@ package approval_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,6 +84,8 @@ func TestAPlanMustBeTollgatesToApprove(t *testing.T) {
 	}{
 		{"an automatic plan is OLM's", plan("p", automatic, false, waiting, "a.v2"), `"Automatic", not Manual`},
 		{"an approved plan is not approved again", plan("p", manual, true, waiting, "a.v2"), "already approved"},
+		{"an approval by Tollgate says on which decision", recorded(plan("p", manual, true, waiting, "a.v2")),
+			"already approved (by Tollgate, on the decision of gate a, policy revision rev-1, at 2026-11-23T10:00:00Z)"},
 		{"a plan still planning waits", plan("p", manual, false, v1alpha1.InstallPlanPhasePlanning, "a.v2"), `"Planning", not RequiresApproval`},
 		{"a plan listing no CSV is not approved", plan("p", manual, false, waiting), "lists no ClusterServiceVersion"},
 	} {
@@ -96,6 +99,13 @@ func TestAPlanMustBeTollgatesToApprove(t *testing.T) {
 			assert.Contains(t, v.WhyNot(), tc.why)
 		})
 	}
+}
+
+// recorded gives plan the approval record of gate a.
+func recorded(plan *v1alpha1.InstallPlan) *v1alpha1.InstallPlan {
+	rec := tollgatev1alpha1.ApprovalRecord{Gate: "a", PolicyRevision: "rev-1", ApprovedAt: metav1.NewTime(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))}
+	plan.Annotations = map[string]string{tollgatev1alpha1.ApprovalRecordAnnotation: rec.String()}
+	return plan
 }
 
 func TestEveryOperatorOfABundledPlanMustBeAllowed(t *testing.T) {
