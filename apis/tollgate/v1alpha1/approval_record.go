@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // ApprovalRecordAnnotation is the annotation Tollgate writes on an InstallPlan in the very
@@ -38,11 +39,18 @@ func (r ApprovalRecord) String() string {
 	return string(b)
 }
 
+// maxRecordField bounds the policy revision and input digest a record may name (Tollgate
+// writes hashes far shorter).
+const maxRecordField = 128
+
 // RecordedApproval reads the approval record among annotations; ok is false when there is
-// none or it cannot be read.
+// none or it cannot be read as one Tollgate writes (anyone who may patch the plan may write
+// the annotation: a gate that is no object name, or a revision or digest of unbounded
+// length, is no record).
 func RecordedApproval(annotations map[string]string) (rec ApprovalRecord, ok bool) {
 	v, found := annotations[ApprovalRecordAnnotation]
-	if !found || json.Unmarshal([]byte(v), &rec) != nil {
+	if !found || json.Unmarshal([]byte(v), &rec) != nil || len(validation.IsDNS1123Subdomain(rec.Gate)) > 0 ||
+		len(rec.PolicyRevision) > maxRecordField || len(rec.InputDigest) > maxRecordField {
 		return ApprovalRecord{}, false
 	}
 	return rec, true
