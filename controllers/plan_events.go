@@ -21,7 +21,8 @@ const approvalPriority = 10
 
 // planEvents maps an InstallPlan's events onto the Subscriptions it affects (byInstallPlan),
 // like the map handler of the other kinds, with two differences: the Subscription whose
-// approval an event brings back is left out (its status already records the approved state),
+// approval an event brings back is left out (its approving reconcile has it evaluated again
+// after olmStepDelay, see approveThen),
 // and the Subscriptions of a plan awaiting approval go first.
 type planEvents struct{ r *GateReconciler }
 
