@@ -64,6 +64,9 @@ type GateReconciler struct {
 	// unwritable holds the gates whose last status write failed (types.NamespacedName →
 	// true): their status goes before any approval until a write succeeds.
 	unwritable sync.Map
+	// loggedAhead holds the decision logged ahead of an approval, before the gate's status
+	// held it (types.NamespacedName → tollgatev1alpha1.Decision), so it is not logged twice.
+	loggedAhead sync.Map
 }
 
 // Reconcile is fetch → decide → approve → record for the Subscription req names. An approval
@@ -104,7 +107,9 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 	approving := lastApprovable(dec)
 	if approving != "" && r.recordable(gate) {
-		return r.approveThen(ctx, dec, r.statusOf(gate, dec, extra, "").status.Decision, approving)
+		d := r.statusOf(gate, dec, extra, "").status.Decision
+		r.logAhead(gate, d, dec)
+		return r.approveThen(ctx, dec, d, approving)
 	}
 	next := r.statusOf(gate, dec, extra, approving)
 	waiting, err := r.writeStatus(ctx, gate, dec, next)
@@ -182,6 +187,7 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 		r.written.forget(key)
 		r.planning.since.Delete(key)
 		r.unwritable.Delete(key)
+		r.loggedAhead.Delete(key)
 		gate := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 		return nil, client.IgnoreNotFound(r.Delete(ctx, gate))
 	}
@@ -273,15 +279,37 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	// Reported once the status is written, so a retried write does not report twice.
 	r.reportProblems(ctx, gate, next.problems)
 	r.reportDecision(gate, old, next.status, dec.Document)
-	if gatestatus.DecisionChanged(old.Decision, next.status.Decision) {
-		r.DecisionLog.Decision(dec)
-		outcome := "denied"
-		if next.status.Decision.Allowed {
-			outcome = "allowed"
-		}
-		decisionsTotal.WithLabelValues(outcome, next.status.Decision.BlockedBy).Inc()
-	}
+	r.logDecision(key, old.Decision, next.status.Decision, dec)
 	return 0, nil
+}
+
+// logAhead logs the decision d that an approval is about to rest on when the gate's status
+// does not hold it yet: the status write that would log it comes after the approval, and the
+// decision log keeps a decision before the approval that rests on it.
+func (r *GateReconciler) logAhead(gate *tollgatev1alpha1.UpgradeGate, d tollgatev1alpha1.Decision, dec *approval.Decision) {
+	key := client.ObjectKeyFromObject(gate)
+	if r.logDecision(key, gate.Status.Decision, d, dec) {
+		r.loggedAhead.Store(key, d)
+	}
+}
+
+// logDecision logs dec in the decision log and counts it in the metrics when its outcome
+// (next) differs from old, unless logAhead already logged that outcome. It says whether it
+// logged.
+func (r *GateReconciler) logDecision(key types.NamespacedName, old, next tollgatev1alpha1.Decision, dec *approval.Decision) bool {
+	if !gatestatus.DecisionChanged(old, next) {
+		return false
+	}
+	if ahead, ok := r.loggedAhead.LoadAndDelete(key); ok && !gatestatus.DecisionChanged(ahead.(tollgatev1alpha1.Decision), next) {
+		return false
+	}
+	r.DecisionLog.Decision(dec)
+	outcome := "denied"
+	if next.Allowed {
+		outcome = "allowed"
+	}
+	decisionsTotal.WithLabelValues(outcome, next.BlockedBy).Inc()
+	return true
 }
 
 // urgent says whether the status change from old to next must be written now: an approval,

@@ -28,6 +28,8 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
+	"github.com/tollgate-dev/tollgate/decisionlog"
+	"github.com/tollgate-dev/tollgate/engine"
 )
 
 // writes is what the manager wrote, in order, through a client that can refuse the gates'
@@ -103,7 +105,7 @@ func TestNoApprovalWithoutARecordedDecision(t *testing.T) {
 
 	w := &writes{}
 	w.refuseStatus.Store(true)
-	startWith(t, ctx, env.Config, w)
+	startWith(t, ctx, env.Config, w, controllers.Options{})
 
 	plan := firstInstallWaiting(t, ctx, env.Client)
 	require.Eventually(t, func() bool { return w.refused.Load() >= 2 }, 20*time.Second, 10*time.Millisecond,
@@ -138,7 +140,7 @@ func TestNoApprovalWithoutARecordedDecision(t *testing.T) {
 func TestAnApprovalCarriesItsRecordAndTheStatusFollows(t *testing.T) {
 	env, ctx := apiServer(t)
 	w := &writes{}
-	startWith(t, ctx, env.Config, w)
+	startWith(t, ctx, env.Config, w, controllers.Options{})
 	plan, gate := decidedWhilePreparing(t, ctx, env.Client)
 	decided := len(w.entries())
 	plan.Status.Phase = v1alpha1.InstallPlanPhaseRequiresApproval
@@ -166,7 +168,7 @@ func TestAnApprovalCarriesItsRecordAndTheStatusFollows(t *testing.T) {
 func TestAGateCatchesUpWithAnApprovalItsStatusMissed(t *testing.T) {
 	env, ctx := apiServer(t)
 	w := &writes{}
-	startWith(t, ctx, env.Config, w)
+	startWith(t, ctx, env.Config, w, controllers.Options{})
 	plan, gate := decidedWhilePreparing(t, ctx, env.Client)
 	w.refuseStatus.Store(true)
 	plan.Status.Phase = v1alpha1.InstallPlanPhaseRequiresApproval
@@ -190,7 +192,7 @@ func TestAPlanWaitingBeforeTheManagerStartsIsApproved(t *testing.T) {
 	env, ctx := apiServer(t)
 	plan := firstInstallWaiting(t, ctx, env.Client)
 	w := &writes{}
-	startWith(t, ctx, env.Config, w)
+	startWith(t, ctx, env.Config, w, controllers.Options{})
 
 	gate := &tollgatev1alpha1.UpgradeGate{}
 	require.Eventually(t, func() bool {
@@ -213,8 +215,9 @@ func decidedWhilePreparing(t *testing.T, ctx context.Context, c client.Client) (
 	return plan, gate
 }
 
-// startWith starts a manager whose client goes through w; the test's end stops it.
-func startWith(t *testing.T, ctx context.Context, cfg *rest.Config, w *writes) {
+// startWith starts a manager whose client goes through w, set up with opts in the policy
+// namespace tollgate-system; the test's end stops it.
+func startWith(t *testing.T, ctx context.Context, cfg *rest.Config, w *writes, opts controllers.Options) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -224,11 +227,64 @@ func startWith(t *testing.T, ctx context.Context, cfg *rest.Config, w *writes) {
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	require.NoError(t, err)
-	_, err = controllers.Setup(ctx, mgr, controllers.Options{PolicyNamespace: "tollgate-system"})
+	opts.PolicyNamespace = "tollgate-system"
+	_, err = controllers.Setup(ctx, mgr, opts)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+}
+
+// TestADecisionIsLoggedBeforeTheApprovalThatRestsOnIt: a plan is held while it is prepared
+// and allowed once it awaits approval; the approval goes before the status write, and the
+// decision log still holds the allowing decision before the approval, once.
+func TestADecisionIsLoggedBeforeTheApprovalThatRestsOnIt(t *testing.T) {
+	env, ctx := apiServer(t)
+	site := "package tollgate.site\n\ndeny contains {\"code\": \"PlanPrepared\", \"message\": \"a plan is being prepared\"} if {\n\tsome p in input.pendingInstallPlans\n\tp.status.phase == \"Planning\"\n}\n"
+	sink := &memorySink{}
+	w := &writes{}
+	startWith(t, ctx, env.Config, w, controllers.Options{
+		Engine:      engine.Options{Modules: []engine.Module{{Path: "site/prepared.rego", Source: site}}},
+		DecisionLog: decisionlog.New(sink, decisionlog.Options{}),
+	})
+	plan, gate := decidedWhilePreparing(t, ctx, env.Client)
+	require.False(t, gate.Status.Decision.Allowed, "held while the plan is prepared")
+	plan.Status.Phase = v1alpha1.InstallPlanPhaseRequiresApproval
+	require.NoError(t, env.Client.Status().Update(ctx, plan))
+
+	require.Eventually(t, func() bool {
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.LastApprovedInstallPlan == plan.Name
+	}, 20*time.Second, 10*time.Millisecond, "the gate records the approval")
+	time.Sleep(time.Second)
+	assert.Equal(t, "approve "+plan.Name+" record="+plan.Name, w.entries()[len(w.entries())-2], "the approval went before the status write")
+	assert.Equal(t, []string{"decision allowed=false", "decision allowed=true", "approval"}, sink.entries(),
+		"the held decision, the allowing one, then the approval; nothing twice")
+}
+
+// memorySink keeps what the decision log wrote: each event's path and outcome.
+type memorySink struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (s *memorySink) Write(ev *decisionlog.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ev.Path == decisionlog.PathApproval {
+		s.log = append(s.log, "approval")
+		return nil
+	}
+	res, _ := ev.Result.(*engine.Result)
+	s.log = append(s.log, fmt.Sprintf("decision allowed=%v", res != nil && res.Decision.Allowed))
+	return nil
+}
+
+func (s *memorySink) Run(ctx context.Context) error { <-ctx.Done(); return nil }
+
+func (s *memorySink) entries() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.log...)
 }
 
 // firstInstallWaiting plays OLM: a Manual Subscription for a first install from a READY
