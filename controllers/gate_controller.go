@@ -344,8 +344,10 @@ func unapproved(plans []v1alpha1.InstallPlan) []string {
 // if any.
 func recordedApproval(plans []v1alpha1.InstallPlan, gate string) string {
 	for i := range plans {
-		rec, ok := tollgatev1alpha1.RecordedApproval(plans[i].Annotations)
-		if ok && plans[i].Spec.Approved && rec.Gate == gate {
+		if !plans[i].Spec.Approved {
+			continue // no record to read
+		}
+		if rec, ok := tollgatev1alpha1.RecordedApproval(plans[i].Annotations); ok && rec.Gate == gate {
 			return plans[i].Name
 		}
 	}
