@@ -140,8 +140,7 @@ func TestNoApprovalWithoutARecordedDecision(t *testing.T) {
 func TestAnApprovalCarriesItsRecordAndTheStatusFollows(t *testing.T) {
 	env, ctx := apiServer(t)
 	w := &writes{}
-	startWith(t, ctx, env.Config, w, controllers.Options{})
-	plan, gate := decidedWhilePreparing(t, ctx, env.Client)
+	plan, gate := decidedWhilePreparing(t, ctx, env.Config, env.Client, w, controllers.Options{})
 	decided := len(w.entries())
 	plan.Status.Phase = v1alpha1.InstallPlanPhaseRequiresApproval
 	require.NoError(t, env.Client.Status().Update(ctx, plan))
@@ -168,8 +167,7 @@ func TestAnApprovalCarriesItsRecordAndTheStatusFollows(t *testing.T) {
 func TestAGateCatchesUpWithAnApprovalItsStatusMissed(t *testing.T) {
 	env, ctx := apiServer(t)
 	w := &writes{}
-	startWith(t, ctx, env.Config, w, controllers.Options{})
-	plan, gate := decidedWhilePreparing(t, ctx, env.Client)
+	plan, gate := decidedWhilePreparing(t, ctx, env.Config, env.Client, w, controllers.Options{})
 	w.refuseStatus.Store(true)
 	plan.Status.Phase = v1alpha1.InstallPlanPhaseRequiresApproval
 	require.NoError(t, env.Client.Status().Update(ctx, plan))
@@ -202,11 +200,14 @@ func TestAPlanWaitingBeforeTheManagerStartsIsApproved(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(strings.Join(w.entries(), "\n"), "approve "+plan.Name+" record="+plan.Name), "approved once, with its record")
 }
 
-// decidedWhilePreparing plays OLM up to a first install's plan being prepared, and waits until
-// its gate holds a decision and the status delay while OLM prepares has passed.
-func decidedWhilePreparing(t *testing.T, ctx context.Context, c client.Client) (*v1alpha1.InstallPlan, *tollgatev1alpha1.UpgradeGate) {
+// decidedWhilePreparing plays OLM up to a first install's plan being prepared, then starts a
+// manager (startWith) and waits until its gate holds a decision and the status delay while
+// OLM prepares has passed. The state is complete before the manager starts, so the first
+// decision already sees the plan being prepared.
+func decidedWhilePreparing(t *testing.T, ctx context.Context, cfg *rest.Config, c client.Client, w *writes, opts controllers.Options) (*v1alpha1.InstallPlan, *tollgatev1alpha1.UpgradeGate) {
 	t.Helper()
 	plan := firstInstallWaiting(t, ctx, c, v1alpha1.InstallPlanPhasePlanning)
+	startWith(t, ctx, cfg, w, opts)
 	gate := &tollgatev1alpha1.UpgradeGate{}
 	require.Eventually(t, func() bool {
 		return c.Get(ctx, client.ObjectKeyFromObject(plan), gate) == nil && gate.Status.Decision.EvaluatedAt != nil
@@ -243,11 +244,10 @@ func TestADecisionIsLoggedBeforeTheApprovalThatRestsOnIt(t *testing.T) {
 	site := "package tollgate.site\n\ndeny contains {\"code\": \"PlanPrepared\", \"message\": \"a plan is being prepared\"} if {\n\tsome p in input.pendingInstallPlans\n\tp.status.phase == \"Planning\"\n}\n"
 	sink := &memorySink{}
 	w := &writes{}
-	startWith(t, ctx, env.Config, w, controllers.Options{
+	plan, gate := decidedWhilePreparing(t, ctx, env.Config, env.Client, w, controllers.Options{
 		Engine:      engine.Options{Modules: []engine.Module{{Path: "site/prepared.rego", Source: site}}},
 		DecisionLog: decisionlog.New(sink, decisionlog.Options{}),
 	})
-	plan, gate := decidedWhilePreparing(t, ctx, env.Client)
 	require.False(t, gate.Status.Decision.Allowed, "held while the plan is prepared")
 	plan.Status.Phase = v1alpha1.InstallPlanPhaseRequiresApproval
 	require.NoError(t, env.Client.Status().Update(ctx, plan))
