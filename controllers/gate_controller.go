@@ -65,7 +65,8 @@ type GateReconciler struct {
 	// true): their status goes before any approval until a write succeeds.
 	unwritable sync.Map
 	// loggedAhead holds the decision logged ahead of an approval, before the gate's status
-	// held it (types.NamespacedName → tollgatev1alpha1.Decision), so it is not logged twice.
+	// held it (types.NamespacedName → tollgatev1alpha1.Decision): the last one logged, so the
+	// status write that follows does not log it twice (lastLogged).
 	loggedAhead sync.Map
 }
 
@@ -279,7 +280,7 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	// Reported once the status is written, so a retried write does not report twice.
 	r.reportProblems(ctx, gate, next.problems)
 	r.reportDecision(gate, old, next.status, dec.Document)
-	r.logDecision(key, old.Decision, next.status.Decision, dec)
+	r.logWritten(key, old.Decision, next.status.Decision, dec)
 	return 0, nil
 }
 
@@ -288,20 +289,31 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 // decision log keeps a decision before the approval that rests on it.
 func (r *GateReconciler) logAhead(gate *tollgatev1alpha1.UpgradeGate, d tollgatev1alpha1.Decision, dec *approval.Decision) {
 	key := client.ObjectKeyFromObject(gate)
-	if r.logDecision(key, gate.Status.Decision, d, dec) {
-		r.loggedAhead.Store(key, d)
-	}
+	r.logChange(r.lastLogged(key, gate.Status.Decision), d, dec)
+	r.loggedAhead.Store(key, d)
 }
 
-// logDecision logs dec in the decision log and counts it in the metrics when its outcome
-// (next) differs from old, unless logAhead already logged that outcome. It says whether it
-// logged.
-func (r *GateReconciler) logDecision(key types.NamespacedName, old, next tollgatev1alpha1.Decision, dec *approval.Decision) bool {
-	if !gatestatus.DecisionChanged(old, next) {
-		return false
+// logWritten logs dec, whose decision next the gate's status now holds, when next differs
+// from the last decision logged for the gate.
+func (r *GateReconciler) logWritten(key types.NamespacedName, old, next tollgatev1alpha1.Decision, dec *approval.Decision) {
+	r.logChange(r.lastLogged(key, old), next, dec)
+}
+
+// lastLogged is the last decision logged for the gate key: the one logged ahead of an
+// approval, if any (taken: from then on the status holds the reference again), else old,
+// the decision of the gate's status.
+func (r *GateReconciler) lastLogged(key types.NamespacedName, old tollgatev1alpha1.Decision) tollgatev1alpha1.Decision {
+	if ahead, ok := r.loggedAhead.LoadAndDelete(key); ok {
+		return ahead.(tollgatev1alpha1.Decision)
 	}
-	if ahead, ok := r.loggedAhead.LoadAndDelete(key); ok && !gatestatus.DecisionChanged(ahead.(tollgatev1alpha1.Decision), next) {
-		return false
+	return old
+}
+
+// logChange logs dec in the decision log and counts it in the metrics when its decision next
+// differs from last.
+func (r *GateReconciler) logChange(last, next tollgatev1alpha1.Decision, dec *approval.Decision) {
+	if !gatestatus.DecisionChanged(last, next) {
+		return
 	}
 	r.DecisionLog.Decision(dec)
 	outcome := "denied"
@@ -309,7 +321,6 @@ func (r *GateReconciler) logDecision(key types.NamespacedName, old, next tollgat
 		outcome = "allowed"
 	}
 	decisionsTotal.WithLabelValues(outcome, next.BlockedBy).Inc()
-	return true
 }
 
 // urgent says whether the status change from old to next must be written now: an approval,
