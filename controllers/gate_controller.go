@@ -13,8 +13,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
@@ -57,10 +60,11 @@ type GateReconciler struct {
 	DecisionLog *decisionlog.Logger
 
 	operands *operandWatches
-	reader   client.Reader // the cache (operands too), minus the kinds the API server does not serve
-	written  ownWrites     // gates written that the cache may not show yet
-	approved ownApprovals  // plans approved whose event has not come back yet
-	planning planning      // gates whose status waits while OLM is between two steps
+	reader   client.Reader                                  // the cache (operands too), minus the kinds the API server does not serve
+	written  ownWrites                                      // gates written that the cache may not show yet
+	approved ownApprovals                                   // plans approved whose event has not come back yet
+	queue    priorityqueue.PriorityQueue[reconcile.Request] // the controller's (newQueue); nil in unit tests
+	planning planning                                       // gates whose status waits while OLM is between two steps
 	// unwritable holds the gates whose last status write failed (types.NamespacedName →
 	// true): their status goes before any approval until a write succeeds.
 	unwritable sync.Map
@@ -134,7 +138,18 @@ func (r *GateReconciler) approveThen(ctx context.Context, dec *approval.Decision
 	if approved != approving {
 		return ctrl.Result{RequeueAfter: time.Second}, r.count("approve", err)
 	}
-	return ctrl.Result{RequeueAfter: olmStepDelay}, r.count("approve", err)
+	return r.later(client.ObjectKeyFromObject(dec.Subscription), olmStepDelay), r.count("approve", err)
+}
+
+// later has the gate key evaluated again after d at the default priority. A result's
+// RequeueAfter keeps the priority the reconcile was queued at: after an approval, which went
+// first, that would put a status write ahead of the approvals still waiting.
+func (r *GateReconciler) later(key types.NamespacedName, d time.Duration) ctrl.Result {
+	if r.queue == nil {
+		return ctrl.Result{RequeueAfter: d}
+	}
+	r.queue.AddWithOpts(priorityqueue.AddOpts{After: d, Priority: ptr.To(0)}, reconcile.Request{NamespacedName: key})
+	return ctrl.Result{}
 }
 
 // lastApprovable names the last of dec's pending plans that Tollgate may approve, if any.

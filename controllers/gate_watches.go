@@ -1,14 +1,18 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
-	"k8s.io/utils/ptr"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -37,9 +41,9 @@ func (r *GateReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&operatorsv2.OperatorCondition{}, r.mapTo(sameNamespace, r.byOperatorCondition)).
 		Watches(&operatorsv1.OperatorGroup{}, r.mapTo(sameNamespace, all)).
 		WatchesRawSource(source.Channel(r.Policies.changed, r.mapTo(everywhere, all))).
-		// The priority queue: start-up's initial lists go at a low priority, and plans
-		// awaiting approval first (planEvents).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers, UsePriorityQueue: ptr.To(true)}).
+		// The priority queue: start-up's initial lists go at a low priority, and the
+		// Subscriptions of plans awaiting approval first (mapTo, planEvents).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers, NewQueue: r.newQueue(mgr)}).
 		Build(r)
 	if err != nil {
 		return err
@@ -49,6 +53,19 @@ func (r *GateReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// (operands) from the API server, which would cost a live List per evaluation.
 	r.reader = newUnservedKinds(mgr.GetCache(), r.Client)
 	return nil
+}
+
+// newQueue builds controller-runtime's priority queue, as UsePriorityQueue would, and keeps
+// it: a gate's evaluation after its approval is queued at the default priority (later),
+// rather than inherit the approval's and go ahead of the approvals still waiting.
+func (r *GateReconciler) newQueue(mgr ctrl.Manager) func(string, workqueue.TypedRateLimiter[reconcile.Request]) queue {
+	return func(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) queue {
+		r.queue = priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
+			o.Log = mgr.GetLogger().WithValues("controller", name)
+			o.RateLimiter = limiter
+		})
+		return r.queue
+	}
 }
 
 // A scope narrows the Subscriptions an event can affect to a List the cache answers from its
@@ -75,28 +92,68 @@ func (r *GateReconciler) catalogScope(obj client.Object) []client.ListOption {
 // A match says whether an event on obj affects sub.
 type match func(obj client.Object, sub *v1alpha1.Subscription) bool
 
-// mapTo turns a filter over the cached Subscriptions in scope into an event handler.
+// mapTo turns a filter over the cached Subscriptions in scope into an event handler. A
+// Subscription whose plan awaits approval goes first (approvalPriority): the event may be the
+// one that lets its plan be approved. The others go at the default priority, which
+// handler.Funcs lowers for a start-up's initial list and for a resync.
 func (r *GateReconciler) mapTo(in scope, m match) handler.EventHandler {
-	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
-		return r.requests(ctx, in(obj), m, obj)
-	})
+	enqueue := func(ctx context.Context, q queue, objs ...client.Object) {
+		first := map[reconcile.Request]bool{}
+		for _, obj := range objs {
+			r.matching(ctx, in(obj), m, obj, func(sub *v1alpha1.Subscription, req reconcile.Request) {
+				first[req] = first[req] || r.awaitsApproval(ctx, sub)
+			})
+		}
+		for req, f := range first {
+			if f {
+				addAt(q, req, approvalPriority)
+			} else {
+				q.Add(req)
+			}
+		}
+	}
+	return handler.Funcs{
+		CreateFunc:  func(ctx context.Context, e event.CreateEvent, q queue) { enqueue(ctx, q, e.Object) },
+		UpdateFunc:  func(ctx context.Context, e event.UpdateEvent, q queue) { enqueue(ctx, q, e.ObjectOld, e.ObjectNew) },
+		DeleteFunc:  func(ctx context.Context, e event.DeleteEvent, q queue) { enqueue(ctx, q, e.Object) },
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q queue) { enqueue(ctx, q, e.Object) },
+	}
 }
 
 // requests are the cached Subscriptions listed with opts that an event on obj affects.
 func (r *GateReconciler) requests(ctx context.Context, opts []client.ListOption, m match, obj client.Object) []reconcile.Request {
-	// The cache's objects are only read here, so they need not be copied.
+	var reqs []reconcile.Request
+	r.matching(ctx, opts, m, obj, func(_ *v1alpha1.Subscription, req reconcile.Request) {
+		reqs = append(reqs, req)
+	})
+	return reqs
+}
+
+// matching calls each with every cached Subscription listed with opts that an event on obj
+// affects. The Subscription is the cache's own object: each reads it and keeps nothing.
+func (r *GateReconciler) matching(ctx context.Context, opts []client.ListOption, m match, obj client.Object, each func(*v1alpha1.Subscription, reconcile.Request)) {
 	subs := &v1alpha1.SubscriptionList{}
 	if err := r.List(ctx, subs, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "list subscriptions to re-evaluate")
-		return nil
+		return
 	}
-	var reqs []reconcile.Request
 	for i := range subs.Items {
-		if m(obj, &subs.Items[i]) {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&subs.Items[i])})
+		if sub := &subs.Items[i]; m(obj, sub) {
+			each(sub, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(sub)})
 		}
 	}
-	return reqs
+}
+
+// awaitsApproval says whether the plan sub references (status.installPlanRef), as cached,
+// awaits approval.
+func (r *GateReconciler) awaitsApproval(ctx context.Context, sub *v1alpha1.Subscription) bool {
+	ref := sub.Status.InstallPlanRef
+	if ref == nil {
+		return false
+	}
+	plan := &v1alpha1.InstallPlan{}
+	key := types.NamespacedName{Namespace: cmp.Or(ref.Namespace, sub.Namespace), Name: ref.Name}
+	return r.Get(ctx, key, plan, client.UnsafeDisableDeepCopy) == nil && awaitingApproval(plan)
 }
 
 // all matches every Subscription in scope.

@@ -9,10 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tollgate-dev/tollgate/apis"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
@@ -37,49 +35,36 @@ func TestPlanEvents(t *testing.T) {
 	waiting, approved := plan("7", false, v1alpha1.InstallPlanPhaseRequiresApproval), plan("8", true, v1alpha1.InstallPlanPhaseRequiresApproval)
 	ctx := context.Background()
 
-	drain := func(q priorityqueue.PriorityQueue[reconcile.Request]) map[types.NamespacedName]int {
-		got := map[types.NamespacedName]int{}
-		for q.Len() > 0 {
-			req, priority, _ := q.GetWithPriority()
-			got[req.NamespacedName] = priority
-			q.Done(req)
-		}
-		return got
-	}
-	newQueue := func() priorityqueue.PriorityQueue[reconcile.Request] {
-		return priorityqueue.New[reconcile.Request]("test-" + t.Name())
-	}
-
 	t.Run("a plan awaiting approval queues its Subscriptions first, even from the initial list", func(t *testing.T) {
-		h, q := planEvents{&GateReconciler{Client: c}}, newQueue()
+		h, q := planEvents{&GateReconciler{Client: c}}, newTestQueue(t)
 		h.Create(ctx, event.CreateEvent{Object: waiting, IsInInitialList: true}, q)
-		assert.Equal(t, map[types.NamespacedName]int{etcd: approvalPriority, redis: approvalPriority}, drain(q))
+		assert.Equal(t, map[types.NamespacedName]int{etcd: approvalPriority, redis: approvalPriority}, drainQueue(q))
 	})
 	t.Run("another plan of the initial list goes with it, at a low priority", func(t *testing.T) {
-		h, q := planEvents{&GateReconciler{Client: c}}, newQueue()
+		h, q := planEvents{&GateReconciler{Client: c}}, newTestQueue(t)
 		h.Create(ctx, event.CreateEvent{Object: plan("7", false, v1alpha1.InstallPlanPhasePlanning), IsInInitialList: true}, q)
-		assert.Equal(t, map[types.NamespacedName]int{etcd: handler.LowPriority, redis: handler.LowPriority}, drain(q))
+		assert.Equal(t, map[types.NamespacedName]int{etcd: handler.LowPriority, redis: handler.LowPriority}, drainQueue(q))
 	})
 	t.Run("the approval's own event queues the plan's other Subscriptions, once", func(t *testing.T) {
 		r := &GateReconciler{Client: c}
-		h, q := planEvents{r}, newQueue()
+		h, q := planEvents{r}, newTestQueue(t)
 		r.approved.record(approved, etcd)
 		h.Update(ctx, event.UpdateEvent{ObjectOld: waiting, ObjectNew: approved}, q)
-		assert.Equal(t, map[types.NamespacedName]int{redis: 0}, drain(q), "not the approver: its status records the approved state")
+		assert.Equal(t, map[types.NamespacedName]int{redis: 0}, drainQueue(q), "not the approver: its status records the approved state")
 		h.Update(ctx, event.UpdateEvent{ObjectOld: approved, ObjectNew: approved}, q)
-		assert.Len(t, drain(q), 2, "once only")
+		assert.Len(t, drainQueue(q), 2, "once only")
 	})
 	t.Run("an earlier version's event keeps the memory; a deletion ends it", func(t *testing.T) {
 		r := &GateReconciler{Client: c}
-		h, q := planEvents{r}, newQueue()
+		h, q := planEvents{r}, newTestQueue(t)
 		r.approved.record(approved, etcd)
 		h.Create(ctx, event.CreateEvent{Object: waiting}, q)
-		require.Len(t, drain(q), 2)
+		require.Len(t, drainQueue(q), 2)
 		_, ok := r.approved.take(approved)
 		assert.True(t, ok, "the approval's own event is still to come")
 		r.approved.record(approved, etcd)
 		h.Delete(ctx, event.DeleteEvent{Object: approved}, q)
-		assert.Len(t, drain(q), 2)
+		assert.Len(t, drainQueue(q), 2)
 		_, ok = r.approved.take(approved)
 		assert.False(t, ok)
 	})

@@ -58,21 +58,26 @@ func (h planEvents) enqueue(ctx context.Context, q queue, initial bool, plan cli
 	if by, ok := h.r.approved.take(plan); ok {
 		delete(reqs, reconcile.Request{NamespacedName: by})
 	}
-	pq, prioritized := q.(priorityqueue.PriorityQueue[reconcile.Request])
-	var priority *int
-	switch {
-	case awaitingApproval(plan.(*v1alpha1.InstallPlan)):
-		priority = ptr.To(approvalPriority)
-	case initial:
-		priority = ptr.To(handler.LowPriority)
-	}
+	waits := awaitingApproval(plan.(*v1alpha1.InstallPlan))
 	for req := range reqs {
-		if prioritized && priority != nil {
-			pq.AddWithOpts(priorityqueue.AddOpts{Priority: priority}, req)
-		} else {
+		switch {
+		case waits:
+			addAt(q, req, approvalPriority)
+		case initial:
+			addAt(q, req, handler.LowPriority)
+		default:
 			q.Add(req)
 		}
 	}
+}
+
+// addAt queues req at priority, when q has priorities (else as q.Add does).
+func addAt(q queue, req reconcile.Request, priority int) {
+	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(priority)}, req)
+		return
+	}
+	q.Add(req)
 }
 
 // awaitingApproval says whether plan waits for a manual approval.
