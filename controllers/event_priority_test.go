@@ -105,10 +105,8 @@ func newTestQueue(t *testing.T) priorityqueue.PriorityQueue[reconcile.Request] {
 // drainQueue takes every ready request and its priority.
 func drainQueue(q priorityqueue.PriorityQueue[reconcile.Request]) map[types.NamespacedName]int {
 	got := map[types.NamespacedName]int{}
-	for q.Len() > 0 {
-		req, priority, _ := q.GetWithPriority()
-		got[req.NamespacedName] = priority
-		q.Done(req)
+	for _, t := range takeAll(q) {
+		got[t.key] = t.priority
 	}
 	return got
 }
@@ -116,9 +114,23 @@ func drainQueue(q priorityqueue.PriorityQueue[reconcile.Request]) map[types.Name
 // queueOrder takes every ready request, in the order the queue gives them.
 func queueOrder(q priorityqueue.PriorityQueue[reconcile.Request]) []types.NamespacedName {
 	var got []types.NamespacedName
+	for _, t := range takeAll(q) {
+		got = append(got, t.key)
+	}
+	return got
+}
+
+type taken struct {
+	key      types.NamespacedName
+	priority int
+}
+
+// takeAll takes every ready request with its priority, in the order the queue gives them.
+func takeAll(q priorityqueue.PriorityQueue[reconcile.Request]) []taken {
+	var got []taken
 	for q.Len() > 0 {
-		req, _, _ := q.GetWithPriority()
-		got = append(got, req.NamespacedName)
+		req, priority, _ := q.GetWithPriority()
+		got = append(got, taken{req.NamespacedName, priority})
 		q.Done(req)
 	}
 	return got

@@ -101,7 +101,9 @@ func (r *GateReconciler) mapTo(in scope, m match) handler.EventHandler {
 		first := map[reconcile.Request]bool{}
 		for _, obj := range objs {
 			r.matching(ctx, in(obj), m, obj, func(sub *v1alpha1.Subscription, req reconcile.Request) {
-				first[req] = first[req] || r.awaitsApproval(ctx, sub)
+				if _, seen := first[req]; !seen { // an update's old and new object list the same Subscriptions
+					first[req] = r.awaitsApproval(ctx, sub)
+				}
 			})
 		}
 		for req, f := range first {
