@@ -4,9 +4,10 @@
 // so they cannot disagree.
 //
 // OLM bundles a namespace's pending installs into one InstallPlan, so approving a plan
-// approves every CSV it lists. A plan is approvable only when every CSV it lists is wanted by
-// a Subscription (status.currentCSV) that has an UpgradeGate in Enforce mode, approves
-// manually, and whose decision says allowed: true. A Subscription's decision sees the other
+// approves every CSV it lists. A plan is approvable only when every CSV it lists is claimed by
+// at least one Subscription, and every Subscription that claims it (status.currentCSV, or the
+// same package as one that does) has an UpgradeGate in Enforce mode, approves manually, and
+// has a decision that says allowed: true. A Subscription's decision sees the other
 // operators of its plans (input.installPlanPeers) through their own decisions, evaluated now
 // from the same reader without their plan companions, never through a stored gate status
 // that may predate a change.
@@ -57,7 +58,8 @@ type Decision struct {
 type Peer struct {
 	InstallPlan string
 	CSV         string
-	// Subscription wants the CSV (status.currentCSV); nil when none does.
+	// Subscription claims the CSV: the first claimant whose own decision is not allowed, else
+	// the first by name; nil when none claims it.
 	Subscription *types.NamespacedName
 	// Document and Result are that Subscription's input and own decision, evaluated without
 	// its plan companions (nil without a Subscription).
@@ -121,7 +123,8 @@ func (d *Decider) Judge(ctx context.Context, plan *v1alpha1.InstallPlan) (Verdic
 }
 
 // ineligible says why plan is not Tollgate's to approve, or "" when it is: only Manual plans
-// that are not approved yet, wait in RequiresApproval and list at least one CSV.
+// that are not approved yet, wait in RequiresApproval and list at least one CSV, none of them
+// with an empty name (which a Subscription without status would seem to claim).
 func ineligible(plan *v1alpha1.InstallPlan) string {
 	phase := v1alpha1.InstallPlanPhaseNone
 	if plan.Status != nil {
@@ -136,6 +139,8 @@ func ineligible(plan *v1alpha1.InstallPlan) string {
 		return fmt.Sprintf("plan phase is %q, not RequiresApproval", phase)
 	case len(plan.Spec.ClusterServiceVersionNames) == 0:
 		return "plan lists no ClusterServiceVersion"
+	case slices.Contains(plan.Spec.ClusterServiceVersionNames, ""):
+		return "plan lists a ClusterServiceVersion with an empty name"
 	}
 	return ""
 }

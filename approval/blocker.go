@@ -7,7 +7,7 @@ import (
 
 // Why a CSV holds its plan.
 const (
-	// BlockNoSubscription: no Subscription in the plan's namespace wants the CSV.
+	// BlockNoSubscription: no Subscription in the plan's namespace claims the CSV.
 	BlockNoSubscription = "NoSubscription"
 	// BlockNoGate: the Subscription has no UpgradeGate yet, so its mode is not known.
 	BlockNoGate = "NoGate"
@@ -32,7 +32,7 @@ const MaxBundle = 64
 // Blocker is one CSV that holds an InstallPlan, and why.
 type Blocker struct {
 	CSV string `json:"csv"`
-	// Subscription is the namespace and name of the Subscription that wants the CSV; empty
+	// Subscription is the namespace and name of a Subscription that claims the CSV; empty
 	// with BlockNoSubscription.
 	Subscription string `json:"subscription,omitempty"`
 	// Reason is one of the Block* constants.
@@ -49,7 +49,7 @@ func (b Blocker) String() string {
 	case BlockTooManyOperators:
 		return fmt.Sprintf("the plan installs more than %d operators, more than Tollgate judges together: approve it by hand after checking them", MaxBundle)
 	case BlockNoSubscription:
-		return b.CSV + " (no Subscription in the plan's namespace wants it)"
+		return b.CSV + " (no Subscription in the plan's namespace claims it)"
 	case BlockNoGate:
 		why = "has no UpgradeGate yet"
 	case BlockDenied:

@@ -91,8 +91,8 @@ func (s *session) own(ctx context.Context, key types.NamespacedName) (*member, e
 	return m, nil
 }
 
-// peersOf are the other CSVs of doc's pending plans, each with the own decision of the
-// Subscription that wants it.
+// peersOf are the other CSVs of doc's pending plans, each with the own decision of a
+// Subscription that claims it: the first whose decision is not allowed, else the first.
 func (s *session) peersOf(ctx context.Context, doc *input.Document) ([]Peer, error) {
 	var peers []Peer
 	self := doc.Subscription.Status.CurrentCSV
@@ -103,25 +103,37 @@ func (s *session) peersOf(ctx context.Context, doc *input.Document) ([]Peer, err
 			if csv == self {
 				continue
 			}
-			p := Peer{InstallPlan: plan.Name, CSV: csv}
-			sub, err := s.wanting(ctx, plan.Namespace, csv)
+			p, err := s.peer(ctx, plan.Namespace, plan.Name, csv)
 			if err != nil {
 				return nil, err
-			}
-			if sub != nil {
-				key := client.ObjectKeyFromObject(sub)
-				m, err := s.own(ctx, key)
-				if err != nil {
-					return nil, fmt.Errorf("evaluate %s, whose %s InstallPlan %s also installs: %w", key, csv, plan.Name, err)
-				}
-				if m != nil {
-					p.Subscription, p.Document, p.Result = &key, m.doc, m.result
-				}
 			}
 			peers = append(peers, p)
 		}
 	}
 	return peers, nil
+}
+
+// peer is csv of plan with the own decision of the claimant that speaks for it.
+func (s *session) peer(ctx context.Context, ns, plan, csv string) (Peer, error) {
+	p := Peer{InstallPlan: plan, CSV: csv}
+	subs, err := s.claimants(ctx, ns, csv)
+	if err != nil {
+		return p, err
+	}
+	for _, sub := range subs {
+		key := client.ObjectKeyFromObject(sub)
+		m, err := s.own(ctx, key)
+		if err != nil {
+			return p, fmt.Errorf("evaluate %s, whose %s InstallPlan %s also installs: %w", key, csv, plan, err)
+		}
+		if m == nil {
+			continue
+		}
+		if p.Subscription == nil || (p.Result.Decision.Allowed && !m.result.Decision.Allowed) {
+			p.Subscription, p.Document, p.Result = &key, m.doc, m.result
+		}
+	}
+	return p, nil
 }
 
 // peerData is installPlanPeers as policies/README.md documents it.
@@ -143,24 +155,50 @@ func peerData(peers []Peer) []any {
 	return out
 }
 
-// wanting is the Subscription in ns whose status.currentCSV is csv (the first by name when
-// several claim it), or nil.
-func (s *session) wanting(ctx context.Context, ns, csv string) (*v1alpha1.Subscription, error) {
-	subs, ok := s.subs[ns]
-	if !ok {
-		var list v1alpha1.SubscriptionList
-		if err := s.d.Reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return nil, fmt.Errorf("list subscriptions in %s: %w", ns, err)
+// claimants are the Subscriptions in ns that claim csv, by name: every one whose
+// status.currentCSV is csv (OLM's resolver sets it on every Subscription that matches the
+// package, channel and catalog), and every other Subscription of the same package as one of
+// them, since a namespace runs one CSV of a package whichever Subscription asked for it.
+func (s *session) claimants(ctx context.Context, ns, csv string) ([]*v1alpha1.Subscription, error) {
+	subs, err := s.subscriptions(ctx, ns)
+	if csv == "" || err != nil {
+		return nil, err
+	}
+	packages := map[string]bool{}
+	for i := range subs {
+		if subs[i].Status.CurrentCSV == csv && packageOf(&subs[i]) != "" {
+			packages[packageOf(&subs[i])] = true
 		}
-		subs = list.Items
-		slices.SortFunc(subs, func(a, b v1alpha1.Subscription) int { return cmp.Compare(a.Name, b.Name) })
-		s.subs[ns] = subs
 	}
-	i := slices.IndexFunc(subs, func(sub v1alpha1.Subscription) bool { return sub.Status.CurrentCSV == csv })
-	if i < 0 {
-		return nil, nil
+	var out []*v1alpha1.Subscription
+	for i := range subs {
+		if subs[i].Status.CurrentCSV == csv || packages[packageOf(&subs[i])] {
+			out = append(out, &subs[i])
+		}
 	}
-	return &subs[i], nil
+	return out, nil
+}
+
+// subscriptions are the Subscriptions in ns by name, listed once per session.
+func (s *session) subscriptions(ctx context.Context, ns string) ([]v1alpha1.Subscription, error) {
+	if subs, ok := s.subs[ns]; ok {
+		return subs, nil
+	}
+	var list v1alpha1.SubscriptionList
+	if err := s.d.Reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("list subscriptions in %s: %w", ns, err)
+	}
+	slices.SortFunc(list.Items, func(a, b v1alpha1.Subscription) int { return cmp.Compare(a.Name, b.Name) })
+	s.subs[ns] = list.Items
+	return list.Items, nil
+}
+
+// packageOf is the package sub follows ("" when unset).
+func packageOf(sub *v1alpha1.Subscription) string {
+	if sub.Spec == nil {
+		return ""
+	}
+	return sub.Spec.Package
 }
 
 // verdict judges plan: eligible, and every CSV it lists allowed by an Enforce-mode gate of a
@@ -178,25 +216,42 @@ func (s *session) verdict(ctx context.Context, plan *v1alpha1.InstallPlan) (Verd
 		return v, nil
 	}
 	for _, csv := range plan.Spec.ClusterServiceVersionNames {
-		b, err := s.blocker(ctx, plan.Namespace, csv)
+		bs, err := s.blockers(ctx, plan.Namespace, csv)
 		if err != nil {
 			return v, err
 		}
-		if b != nil {
-			v.Blockers = append(v.Blockers, *b)
-		}
+		v.Blockers = append(v.Blockers, bs...)
 	}
 	v.Approvable = len(v.Blockers) == 0
 	return v, nil
 }
 
-// blocker is why csv holds a plan in ns, or nil when it does not.
-func (s *session) blocker(ctx context.Context, ns, csv string) (*Blocker, error) {
-	sub, err := s.wanting(ctx, ns, csv)
-	if sub == nil || err != nil {
-		return &Blocker{CSV: csv, Reason: BlockNoSubscription}, err
+// blockers are why csv holds a plan in ns: no Subscription claims it, or one blocker for each
+// claimant that does not let it through. Every claimant must: a decoy that claims the CSV
+// beside a held Subscription must not stand in for it.
+func (s *session) blockers(ctx context.Context, ns, csv string) ([]Blocker, error) {
+	subs, err := s.claimants(ctx, ns, csv)
+	if err != nil {
+		return nil, err
 	}
-	key := client.ObjectKeyFromObject(sub)
+	if len(subs) == 0 {
+		return []Blocker{{CSV: csv, Reason: BlockNoSubscription}}, nil
+	}
+	var out []Blocker
+	for _, sub := range subs {
+		b, err := s.blocker(ctx, csv, client.ObjectKeyFromObject(sub))
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			out = append(out, *b)
+		}
+	}
+	return out, nil
+}
+
+// blocker is why the claimant key holds a plan that installs csv, or nil when it does not.
+func (s *session) blocker(ctx context.Context, csv string, key types.NamespacedName) (*Blocker, error) {
 	m, err := s.full(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("evaluate %s, whose %s the plan installs: %w", key, csv, err)

@@ -123,38 +123,45 @@ type operandAccess struct {
 	now     func() time.Time
 
 	mu       sync.Mutex
-	readable map[input.OwnedKind]time.Time // when the kind was last found readable
-	reported map[input.OwnedKind]bool      // unreadable kinds already logged
+	readable map[input.OwnedKind]readable // owned kinds last found readable
+	reported map[input.OwnedKind]bool     // unreadable kinds already logged
 }
 
 func newOperandAccess(crds client.Reader, reviews client.Client) *operandAccess {
 	return &operandAccess{crds: input.ServedByCRD{Reader: crds}, reviews: reviews, now: time.Now,
-		readable: map[input.OwnedKind]time.Time{}, reported: map[input.OwnedKind]bool{}}
+		readable: map[input.OwnedKind]readable{}, reported: map[input.OwnedKind]bool{}}
+}
+
+// readable is an owned kind found readable: the kind to read it as, and when it was found.
+type readable struct {
+	as input.OwnedKind
+	at time.Time
 }
 
 // Check implements input.OperandKinds.
-func (a *operandAccess) Check(ctx context.Context, k input.OwnedKind) error {
+func (a *operandAccess) Check(ctx context.Context, owned input.OwnedKind) (input.OwnedKind, error) {
 	a.mu.Lock()
-	at, ok := a.readable[k]
+	r, ok := a.readable[owned]
 	a.mu.Unlock()
-	if ok && a.now().Sub(at) < operandRecheck {
-		return nil
+	if ok && a.now().Sub(r.at) < operandRecheck {
+		return r.as, nil
 	}
-	if err := a.crds.Check(ctx, k); err != nil {
-		return err
+	k, err := a.crds.Check(ctx, owned)
+	if err != nil {
+		return owned, err
 	}
 	denied, err := a.denied(ctx, k)
 	if err != nil {
-		return err
+		return owned, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(denied) == 0 {
-		a.readable[k] = a.now()
+		a.readable[owned] = readable{as: k, at: a.now()}
 		delete(a.reported, k)
-		return nil
+		return k, nil
 	}
-	delete(a.readable, k)
+	delete(a.readable, owned)
 	unreadable := &input.UnreadableError{Kind: k, Message: fmt.Sprintf(
 		"Tollgate may not %s %s in all namespaces; grant it with a ClusterRole labelled %s: \"true\" holding the rule %s",
 		strings.Join(denied, " or "), k.CRD, OperandReaderLabel, k.ReadRule())}
@@ -163,7 +170,7 @@ func (a *operandAccess) Check(ctx context.Context, k input.OwnedKind) error {
 		ctrl.LoggerFrom(ctx).Info("operand kind not readable: health is Unknown until the rule is granted",
 			"crd", k.CRD, "denied", denied, "label", OperandReaderLabel+"=true", "rule", k.ReadRule())
 	}
-	return unreadable
+	return owned, unreadable
 }
 
 // denied are the verbs of list and watch, cluster-wide, that Tollgate may not use on k.

@@ -21,7 +21,9 @@ import (
 // crdCheck is an input.OperandKinds from a function.
 type crdCheck func(context.Context, input.OwnedKind) error
 
-func (f crdCheck) Check(ctx context.Context, k input.OwnedKind) error { return f(ctx, k) }
+func (f crdCheck) Check(ctx context.Context, k input.OwnedKind) (input.OwnedKind, error) {
+	return k, f(ctx, k)
+}
 
 // The access check itself runs on a real API server in test/rbac; this is its bookkeeping.
 func TestOperandAccess(t *testing.T) {
@@ -53,7 +55,7 @@ func TestOperandAccess(t *testing.T) {
 			a := newOperandAccess(nil, c)
 			a.crds = crdCheck(func(context.Context, input.OwnedKind) error { return tt.crd })
 			for range 2 {
-				err := a.Check(context.Background(), kind)
+				_, err := a.Check(context.Background(), kind)
 				if tt.want == "" {
 					require.NoError(t, err)
 					continue
@@ -84,8 +86,10 @@ func TestOperandAccessIsCheckedAgainLater(t *testing.T) {
 	a.crds = crdCheck(func(context.Context, input.OwnedKind) error { return nil })
 	a.now = func() time.Time { return now }
 	kind := input.OwnedKind{CRD: "as.example.com", Resource: "as", GroupVersionKind: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "A"}}
-	require.NoError(t, a.Check(context.Background(), kind))
+	_, err := a.Check(context.Background(), kind)
+	require.NoError(t, err)
 	now = now.Add(operandRecheck)
-	require.NoError(t, a.Check(context.Background(), kind))
+	_, err = a.Check(context.Background(), kind)
+	require.NoError(t, err)
 	assert.Equal(t, 4, reviews, "revoked access shows after operandRecheck")
 }

@@ -93,7 +93,9 @@ var scheme = apis.NewScheme()
 type state struct {
 	sub, currentCSV             client.Object
 	installedCSV                *v1alpha1.ClusterServiceVersion
+	replacedCSV                 *v1alpha1.ClusterServiceVersion // only when installedCSV is not reported
 	plan, source, opCond, group client.Object
+	groups                      []operatorsv1.OperatorGroup
 	pkg, gate                   client.Object
 	pending                     []v1alpha1.InstallPlan
 	catalogs                    []v1alpha1.CatalogSource
@@ -161,22 +163,31 @@ func (g *gatherer) read(ctx context.Context, sub *v1alpha1.Subscription, cfg Con
 	if sub.Spec != nil && sub.Spec.CatalogSource != "" {
 		st.source = g.optional(ctx, cmp.Or(sub.Spec.CatalogSourceNamespace, ns), sub.Spec.CatalogSource, &v1alpha1.CatalogSource{})
 	}
-	// The OperatorCondition named after the installed CSV carries Upgradeable/Upgrading:
-	// the operator's own word on whether it may be replaced now.
-	if sub.Status.InstalledCSV != "" {
-		st.opCond = g.optional(ctx, ns, sub.Status.InstalledCSV, &operatorsv2.OperatorCondition{})
+	// A recreated Subscription reports no installed CSV while the CSV its plan replaces still
+	// runs: that operator is the one being replaced, and OLM checks it (the new CSV's
+	// spec.replaces), so its OperatorCondition and operands are read as the installed CSV's.
+	checked := st.installedCSV
+	if sub.Status.InstalledCSV == "" {
+		st.replacedCSV = g.csv(ctx, ns, replacedName(st.pending, st.currentCSV, sub.Status.CurrentCSV))
+		checked = st.replacedCSV
 	}
-	// The OperatorGroup's target namespaces are where the operands live.
-	group := g.operatorGroup(ctx, ns)
-	st.group = nilIfAbsent(group)
+	// The OperatorCondition named after that CSV carries Upgradeable/Upgrading: the operator's
+	// own word on whether it may be replaced now.
+	if name := checkedName(sub, checked); name != "" {
+		st.opCond = g.optional(ctx, ns, name, &operatorsv2.OperatorCondition{})
+	}
+	// The OperatorGroup's target namespaces are where the operands live. OLM acts only in a
+	// namespace with exactly one; the policies hold an upgrade beside several.
+	st.groups = g.operatorGroups(ctx, ns)
+	st.group = nilIfAbsent(onlyGroup(st.groups))
 	// The PackageManifest knows the channel head, so a replacement shows even before OLM
 	// has moved currentCSV. Only accepted when it comes from the Subscription's own catalog.
 	st.pkg = nilIfAbsent(g.packageManifest(ctx, ns, sub))
 	// Operands: instances of the CRDs the installed CSV owns, for health aggregation. Only
 	// kinds a CRD serves are read; those Tollgate may not read make health Unknown.
-	kinds, unreadable := g.operandKinds(ctx, st.installedCSV, cfg.OperandKinds)
+	kinds, unreadable := g.operandKinds(ctx, checked, cfg.OperandKinds)
 	var refused []*UnreadableError
-	st.targets = targetNamespaces(group)
+	st.targets = targetNamespaces(st.groups)
 	st.operands, st.operandKinds, refused = g.operands(ctx, kinds, st.targets)
 	st.unreadable = append(unreadable, refused...)
 	// The gate holds the admin's overrides and mode.
@@ -198,6 +209,8 @@ func (st *state) document(cfg Config, now time.Time) map[string]any {
 		"sourceCatalog":          object(st.source),
 		"operatorCondition":      object(st.opCond),
 		"operatorGroup":          object(st.group),
+		"operatorGroups":         objects(st.groups),
+		"replacedCSV":            object(nilIfAbsent(st.replacedCSV)),
 		"packageManifest":        object(st.pkg),
 		"operands":               st.operands,
 		"unreadableOperandKinds": unreadableData(st.unreadable),
@@ -335,13 +348,47 @@ func (g *gatherer) catalogs(ctx context.Context, ns, global string) []v1alpha1.C
 	return all
 }
 
-func (g *gatherer) operatorGroup(ctx context.Context, ns string) *operatorsv1.OperatorGroup {
+// operatorGroups are the OperatorGroups in ns, by name.
+func (g *gatherer) operatorGroups(ctx context.Context, ns string) []operatorsv1.OperatorGroup {
 	var list operatorsv1.OperatorGroupList
-	if !g.list(ctx, &list, client.InNamespace(ns)) || len(list.Items) == 0 {
+	if !g.list(ctx, &list, client.InNamespace(ns)) {
 		return nil
 	}
-	first := slices.MinFunc(list.Items, func(a, b operatorsv1.OperatorGroup) int { return cmp.Compare(a.Name, b.Name) })
-	return &first
+	slices.SortFunc(list.Items, func(a, b operatorsv1.OperatorGroup) int { return cmp.Compare(a.Name, b.Name) })
+	return list.Items
+}
+
+// onlyGroup is the namespace's OperatorGroup when it has exactly one, else nil: beside a
+// second group OLM refuses to act (TooManyOperatorGroups), and neither is the operator's.
+func onlyGroup(groups []operatorsv1.OperatorGroup) *operatorsv1.OperatorGroup {
+	if len(groups) != 1 {
+		return nil
+	}
+	return &groups[0]
+}
+
+// replacedName is the CSV that current replaces, as OLM will check it after approval: what a
+// pending plan says (its bundle lookup or its CSV step), or the spec.replaces of the current
+// CSV when it already exists; "" when nothing says.
+func replacedName(pending []v1alpha1.InstallPlan, currentCSV client.Object, current string) string {
+	for i := range pending {
+		if r := pending[i].ReplacesOf(current); r != "" {
+			return r
+		}
+	}
+	if csv, ok := currentCSV.(*v1alpha1.ClusterServiceVersion); ok && csv.Name == current {
+		return csv.Spec.Replaces
+	}
+	return ""
+}
+
+// checkedName is the name of the CSV whose OperatorCondition the decision reads: the installed
+// CSV the Subscription reports, or else the replaced CSV found; "" on a first install.
+func checkedName(sub *v1alpha1.Subscription, replaced *v1alpha1.ClusterServiceVersion) string {
+	if sub.Status.InstalledCSV != "" || replaced == nil {
+		return sub.Status.InstalledCSV
+	}
+	return replaced.Name
 }
 
 func (g *gatherer) packageManifest(ctx context.Context, ns string, sub *v1alpha1.Subscription) *packagesv1.PackageManifest {
@@ -376,7 +423,25 @@ func object(obj client.Object) any {
 	if gvk, err := apiutil.GVKForObject(obj, scheme); err == nil {
 		m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
 	}
+	if _, ok := obj.(*v1alpha1.InstallPlan); ok {
+		dropManifests(m)
+	}
 	return m
+}
+
+// dropManifests removes status.plan[].resource.manifest from an InstallPlan's map: the objects a
+// plan would create are not what is decided on, and a CRD's manifest alone can weigh more than
+// the rest of the document.
+func dropManifests(plan map[string]any) {
+	status, _ := plan["status"].(map[string]any)
+	steps, _ := status["plan"].([]any)
+	for _, step := range steps {
+		if step, ok := step.(map[string]any); ok {
+			if res, ok := step["resource"].(map[string]any); ok {
+				delete(res, "manifest")
+			}
+		}
+	}
 }
 
 func objects[T any, PT interface {

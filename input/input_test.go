@@ -110,7 +110,6 @@ func world() []client.Object {
 		catalog("elsewhere", "hidden"),
 		opCond,
 		group,
-		&operatorsv1.OperatorGroup{ObjectMeta: meta(ns, "z-group")},
 		operand(ns, "main"),
 		operand("team-a", "side"),
 		operand("team-b", "invisible"),
@@ -156,8 +155,8 @@ func TestBuildGathersTheDocument(t *testing.T) {
 	doc := in.Doc
 
 	keys := []string{"apiVersion", "subscription", "installedCSV", "currentCSV", "installPlan", "pendingInstallPlans",
-		"installPlanPeers", "catalogSources", "sourceCatalog", "operatorCondition", "operatorGroup", "packageManifest",
-		"operands", "unreadableOperandKinds", "gate", "now", "config"}
+		"installPlanPeers", "catalogSources", "sourceCatalog", "operatorCondition", "operatorGroup", "operatorGroups",
+		"replacedCSV", "packageManifest", "operands", "unreadableOperandKinds", "gate", "now", "config"}
 	for _, k := range keys {
 		assert.Contains(t, doc, k, "every key is present, missing objects as null")
 	}
@@ -173,7 +172,9 @@ func TestBuildGathersTheDocument(t *testing.T) {
 	assert.Equal(t, []string{"olm/operatorhubio", ns + "/private"}, names(t, doc["catalogSources"]), "own and global namespace only, sorted")
 	assert.Equal(t, "operatorhubio", doc["sourceCatalog"].(map[string]any)["metadata"].(map[string]any)["name"])
 	assert.Equal(t, "operators.coreos.com/v2", doc["operatorCondition"].(map[string]any)["apiVersion"])
-	assert.Equal(t, "b-group", doc["operatorGroup"].(map[string]any)["metadata"].(map[string]any)["name"], "the first group by name")
+	assert.Equal(t, "b-group", doc["operatorGroup"].(map[string]any)["metadata"].(map[string]any)["name"], "the namespace's one group")
+	assert.Equal(t, []string{ns + "/b-group"}, names(t, doc["operatorGroups"]))
+	assert.Nil(t, doc["replacedCSV"], "the installed CSV is the one replaced")
 	assert.Nil(t, doc["packageManifest"])
 	assert.Equal(t, []string{ns + "/main", "team-a/side"}, names(t, doc["operands"]), "target namespaces only")
 	assert.Equal(t, "UpgradeGate", doc["gate"].(map[string]any)["kind"])
@@ -289,4 +290,83 @@ func TestManagedFieldsAreDropped(t *testing.T) {
 	md := in.Doc["subscription"].(map[string]any)["metadata"].(map[string]any)
 	assert.NotContains(t, md, "managedFields")
 	assert.Equal(t, "etcd", md["name"])
+}
+
+func TestBuildBesideSeveralOperatorGroupsNamesNoneAndListsAll(t *testing.T) {
+	objs := world()
+	decoy := &operatorsv1.OperatorGroup{ObjectMeta: meta(ns, "a-decoy")}
+	decoy.Status.Namespaces = []string{"elsewhere"}
+	b := &input.Builder{Reader: fakeReader(append(objs, decoy)), Now: func() time.Time { return now }}
+	in, err := b.Build(context.Background(), key)
+	require.NoError(t, err)
+	doc := in.Doc
+	assert.Nil(t, doc["operatorGroup"], "OLM acts beside exactly one group: neither is the operator's")
+	assert.Equal(t, []string{ns + "/a-decoy", ns + "/b-group"}, names(t, doc["operatorGroups"]))
+	assert.Equal(t, []string{ns + "/main", "team-a/side"}, names(t, doc["operands"]),
+		"the operands of every group's targets: the real target namespace is never left out")
+	assert.Equal(t, []string{"elsewhere", ns, "team-a"}, in.OperandNamespaces)
+}
+
+func TestBuildReadsTheCSVAPlanReplacesForARecreatedSubscription(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		replaces func(p *v1alpha1.InstallPlan)
+	}{{
+		scenario: "from the plan's bundle lookup",
+		replaces: func(p *v1alpha1.InstallPlan) {
+			p.Status.BundleLookups = []v1alpha1.BundleLookup{{Identifier: "etcd.v2", Replaces: "etcd.v1"}}
+		},
+	}, {
+		scenario: "from the CSV manifest of the plan's step",
+		replaces: func(p *v1alpha1.InstallPlan) {
+			p.Status.Plan = []*v1alpha1.Step{{Resolving: "etcd.v2", Resource: v1alpha1.StepResource{
+				Kind: "ClusterServiceVersion", Name: "etcd.v2", Manifest: `{"kind":"ClusterServiceVersion","spec":{"replaces":"etcd.v1","install":{"strategy":"deployment"}}}`}}}
+		},
+	}} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			objs := world()
+			for _, o := range objs {
+				switch o := o.(type) {
+				case *v1alpha1.Subscription:
+					if o.Name == "etcd" {
+						o.Status.InstalledCSV = "" // deleted and created again
+					}
+				case *v1alpha1.InstallPlan:
+					if o.Name == "install-b" {
+						tc.replaces(o)
+					}
+				}
+			}
+			b := &input.Builder{Reader: fakeReader(objs), Now: func() time.Time { return now }}
+			in, err := b.Build(context.Background(), key)
+			require.NoError(t, err)
+			doc := in.Doc
+			assert.Nil(t, doc["installedCSV"])
+			assert.Equal(t, "etcd.v1", doc["replacedCSV"].(map[string]any)["metadata"].(map[string]any)["name"])
+			assert.Equal(t, "etcd.v1", doc["operatorCondition"].(map[string]any)["metadata"].(map[string]any)["name"],
+				"the OperatorCondition of the CSV being replaced, as OLM checks it")
+			assert.Equal(t, []string{ns + "/main", "team-a/side"}, names(t, doc["operands"]))
+			for _, p := range doc["pendingInstallPlans"].([]any) {
+				steps, _, _ := unstructured.NestedSlice(p.(map[string]any), "status", "plan")
+				for _, step := range steps {
+					assert.NotContains(t, step.(map[string]any)["resource"], "manifest", "the document carries no manifest")
+				}
+			}
+		})
+	}
+}
+
+func TestBuildWithoutAnInstalledCSVOrAReplacedOneIsAFirstInstall(t *testing.T) {
+	objs := world()
+	for _, o := range objs {
+		if sub, ok := o.(*v1alpha1.Subscription); ok && sub.Name == "etcd" {
+			sub.Status.InstalledCSV = ""
+		}
+	}
+	b := &input.Builder{Reader: fakeReader(objs), Now: func() time.Time { return now }}
+	in, err := b.Build(context.Background(), key)
+	require.NoError(t, err)
+	assert.Nil(t, in.Doc["replacedCSV"])
+	assert.Nil(t, in.Doc["operatorCondition"])
+	assert.Empty(t, in.Doc["operands"])
 }

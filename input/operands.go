@@ -51,12 +51,13 @@ func (e *UnreadableError) Error() string {
 }
 
 // OperandKinds decides whether the builder reads the instances of a kind an installed CSV owns.
-// Check returns nil for an operand kind that can be read, an error wrapping ErrNotOperand for
+// Check returns the kind to read (the entry's own version, or another version the CRD serves)
+// and nil for an operand kind that can be read, an error wrapping ErrNotOperand for
 // a kind that is not an operand, an *UnreadableError for one that may not be read (reported in
 // the document as unreadableOperandKinds), and any other error for a failed read. Kinds of a
 // built-in group (BuiltinGroup) are refused before Check is asked.
 type OperandKinds interface {
-	Check(ctx context.Context, kind OwnedKind) error
+	Check(ctx context.Context, kind OwnedKind) (OwnedKind, error)
 }
 
 // ServedByCRD is the OperandKinds that checks the cluster: the CustomResourceDefinition an
@@ -66,36 +67,47 @@ type OperandKinds interface {
 type ServedByCRD struct{ Reader client.Reader }
 
 // Check implements OperandKinds.
-func (s ServedByCRD) Check(ctx context.Context, k OwnedKind) error {
+func (s ServedByCRD) Check(ctx context.Context, k OwnedKind) (OwnedKind, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 	if err := s.Reader.Get(ctx, types.NamespacedName{Name: k.CRD}, u); err != nil {
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("%w: no CustomResourceDefinition %s", ErrNotOperand, k.CRD)
+			return k, fmt.Errorf("%w: no CustomResourceDefinition %s", ErrNotOperand, k.CRD)
 		}
-		return fmt.Errorf("get CustomResourceDefinition %s: %w", k.CRD, err)
+		return k, fmt.Errorf("get CustomResourceDefinition %s: %w", k.CRD, err)
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); err != nil {
-		return fmt.Errorf("read CustomResourceDefinition %s: %w", k.CRD, err)
+		return k, fmt.Errorf("read CustomResourceDefinition %s: %w", k.CRD, err)
 	}
 	return k.servedBy(crd)
 }
 
-// servedBy is nil when crd serves k as the owned entry declares it, else why not.
-func (k OwnedKind) servedBy(crd *apiextensionsv1.CustomResourceDefinition) error {
+// servedBy is the kind to read when crd serves k's group and kind: in the version the owned
+// entry declares when crd serves it, else in the CRD's storage version, else its first served
+// one (the API server converts every instance to the version read, so none is left out). An
+// error says why crd does not serve k.
+func (k OwnedKind) servedBy(crd *apiextensionsv1.CustomResourceDefinition) (OwnedKind, error) {
 	names := crd.Spec.Names
 	switch {
 	case crd.Spec.Group != k.Group || names.Plural != k.Resource:
-		return fmt.Errorf("%w: CustomResourceDefinition %s serves %s.%s", ErrNotOperand, k.CRD, names.Plural, crd.Spec.Group)
+		return k, fmt.Errorf("%w: CustomResourceDefinition %s serves %s.%s", ErrNotOperand, k.CRD, names.Plural, crd.Spec.Group)
 	case names.Kind != k.Kind:
-		return fmt.Errorf("%w: CustomResourceDefinition %s serves kind %s, not %s", ErrNotOperand, k.CRD, names.Kind, k.Kind)
-	case !slices.ContainsFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool {
-		return v.Name == k.Version && v.Served
-	}):
-		return fmt.Errorf("%w: CustomResourceDefinition %s does not serve version %s", ErrNotOperand, k.CRD, k.Version)
+		return k, fmt.Errorf("%w: CustomResourceDefinition %s serves kind %s, not %s", ErrNotOperand, k.CRD, names.Kind, k.Kind)
 	}
-	return nil
+	served := func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Served && v.Name == k.Version }
+	if !slices.ContainsFunc(crd.Spec.Versions, served) {
+		served = func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Served && v.Storage }
+	}
+	if !slices.ContainsFunc(crd.Spec.Versions, served) {
+		served = func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Served }
+	}
+	i := slices.IndexFunc(crd.Spec.Versions, served)
+	if i < 0 {
+		return k, fmt.Errorf("%w: CustomResourceDefinition %s serves no version", ErrNotOperand, k.CRD)
+	}
+	k.Version = crd.Spec.Versions[i].Name
+	return k, nil
 }
 
 // builtinGroups are the API groups kube-apiserver serves itself (those of the client-go scheme),
@@ -147,9 +159,9 @@ func (g *gatherer) operandKinds(ctx context.Context, csv *v1alpha1.ClusterServic
 			continue
 		}
 		var denied *UnreadableError
-		switch err := check.Check(ctx, k); {
+		switch as, err := check.Check(ctx, k); {
 		case err == nil:
-			read = append(read, k)
+			read = append(read, as)
 		case errors.Is(err, ErrNotOperand):
 		case errors.As(err, &denied):
 			unreadable = append(unreadable, denied)
@@ -160,13 +172,19 @@ func (g *gatherer) operandKinds(ctx context.Context, csv *v1alpha1.ClusterServic
 	return read, unreadable
 }
 
-// targetNamespaces are the OperatorGroup's status.namespaces; nil means all namespaces
-// (no group, none listed, or "" listed).
-func targetNamespaces(group *operatorsv1.OperatorGroup) []string {
-	if group == nil || len(group.Status.Namespaces) == 0 || slices.Contains(group.Status.Namespaces, "") {
-		return nil
+// targetNamespaces are the OperatorGroups' status.namespaces, all of them; nil means all
+// namespaces (no group, one listing none, or "" listed). Beside several groups the upgrade is
+// held, and the operands of every target are still reported.
+func targetNamespaces(groups []operatorsv1.OperatorGroup) []string {
+	var targets []string
+	for _, group := range groups {
+		if len(group.Status.Namespaces) == 0 || slices.Contains(group.Status.Namespaces, "") {
+			return nil
+		}
+		targets = append(targets, group.Status.Namespaces...)
 	}
-	return group.Status.Namespaces
+	slices.Sort(targets)
+	return slices.Compact(targets)
 }
 
 // MaxOperands is the most operands a document lists for evaluation (engine.MaxOperands, which

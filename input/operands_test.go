@@ -1,6 +1,7 @@
 package input_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"testing"
@@ -75,7 +76,9 @@ func TestBuiltinGroup(t *testing.T) {
 // checkFunc is an input.OperandKinds from a function.
 type checkFunc func(context.Context, input.OwnedKind) error
 
-func (f checkFunc) Check(ctx context.Context, k input.OwnedKind) error { return f(ctx, k) }
+func (f checkFunc) Check(ctx context.Context, k input.OwnedKind) (input.OwnedKind, error) {
+	return k, f(ctx, k)
+}
 
 func TestTheOperandCheckDecidesWhatIsRead(t *testing.T) {
 	boom := errors.New("connection refused")
@@ -167,13 +170,21 @@ func TestServedByCRD(t *testing.T) {
 		scenario string
 		crd      *apiextensionsv1.CustomResourceDefinition
 		notOwned string // the error, when the kind is not an operand
+		version  string // the version read, when it is; default v1beta2
 	}{
 		{scenario: "the CRD the CSV names serves the kind", crd: crd(etcdOwned.Name, etcdGVK.Group, "etcdclusters", "EtcdCluster", served)},
+		{scenario: "the CRD no longer serves the owned version: its storage version is read", version: "v1beta3",
+			crd: crd(etcdOwned.Name, etcdGVK.Group, "etcdclusters", "EtcdCluster", apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1beta2"},
+				apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1", Served: true},
+				apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1beta3", Served: true, Storage: true})},
+		{scenario: "without a served storage version, the first served one", version: "v1",
+			crd: crd(etcdOwned.Name, etcdGVK.Group, "etcdclusters", "EtcdCluster", apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1beta2", Storage: true},
+				apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1", Served: true})},
 		{scenario: "no such CRD", notOwned: "no CustomResourceDefinition etcdclusters.etcd.database.coreos.com"},
 		{scenario: "the CRD serves another kind", crd: crd(etcdOwned.Name, etcdGVK.Group, "etcdclusters", "Secret", served),
 			notOwned: "serves kind Secret, not EtcdCluster"},
-		{scenario: "the CRD does not serve the version", crd: crd(etcdOwned.Name, etcdGVK.Group, "etcdclusters", "EtcdCluster",
-			apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1beta2"}), notOwned: "does not serve version v1beta2"},
+		{scenario: "the CRD serves no version", crd: crd(etcdOwned.Name, etcdGVK.Group, "etcdclusters", "EtcdCluster",
+			apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1beta2"}), notOwned: "serves no version"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
@@ -183,9 +194,12 @@ func TestServedByCRD(t *testing.T) {
 			if tt.crd != nil {
 				b = b.WithObjects(tt.crd)
 			}
-			err := input.ServedByCRD{Reader: b.Build()}.Check(context.Background(), owned)
+			as, err := input.ServedByCRD{Reader: b.Build()}.Check(context.Background(), owned)
 			if tt.notOwned == "" {
-				assert.NoError(t, err)
+				require.NoError(t, err)
+				want := owned
+				want.Version = cmp.Or(tt.version, owned.Version)
+				assert.Equal(t, want, as)
 				return
 			}
 			assert.ErrorIs(t, err, input.ErrNotOperand)

@@ -1,6 +1,8 @@
 package input
 
 import (
+	"encoding/json"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
@@ -11,7 +13,9 @@ import (
 // the document drops them whatever the reader, so a snapshot evaluates exactly as the cache.
 //   - every object: metadata.managedFields, and the annotations below;
 //   - ClusterServiceVersion: spec.install.spec (the operator's Deployments and permissions)
-//     and spec.description (its long-form documentation).
+//     and spec.description (its long-form documentation);
+//   - InstallPlan: the manifests of its steps (status.plan[].resource.manifest) but for the
+//     CSVs' own, reduced to what a CSV's step says of the upgrade: the CSV it replaces.
 var trimmedAnnotations = []string{
 	"kubectl.kubernetes.io/last-applied-configuration",
 	"alm-examples", // a CSV's example custom resources
@@ -31,9 +35,34 @@ func Trim(obj any) (any, error) {
 		}
 		o.SetAnnotations(ann)
 	}
-	if csv, ok := o.(*v1alpha1.ClusterServiceVersion); ok {
-		csv.Spec.InstallStrategy.StrategySpec = nil
-		csv.Spec.Description = ""
+	switch o := o.(type) {
+	case *v1alpha1.ClusterServiceVersion:
+		o.Spec.InstallStrategy.StrategySpec = nil
+		o.Spec.Description = ""
+	case *v1alpha1.InstallPlan:
+		trimSteps(o)
 	}
 	return obj, nil
+}
+
+// trimSteps drops the manifest of every step of plan but its CSVs', and reduces those to the
+// CSV's spec.replaces, which is all that is read of them (InstallPlan.ReplacesOf).
+func trimSteps(plan *v1alpha1.InstallPlan) {
+	if plan.Status == nil {
+		return
+	}
+	for _, step := range plan.Status.Plan {
+		if step == nil || step.Resource.Manifest == "" {
+			continue
+		}
+		replaces := ""
+		if step.Resource.Kind == v1alpha1.ClusterServiceVersionKind {
+			replaces = plan.ReplacesOf(step.Resolving)
+		}
+		step.Resource.Manifest = ""
+		if replaces != "" {
+			b, _ := json.Marshal(map[string]any{"spec": map[string]any{"replaces": replaces}})
+			step.Resource.Manifest = string(b)
+		}
+	}
 }

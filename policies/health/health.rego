@@ -268,7 +268,7 @@ _utc_time_list := sprintf(`^\["%s"(,"%s")*\]$`, [_utc_time, _utc_time])
 # without instances of its CRDs is normal (no CRs yet): not Progressing, not Degraded, and
 # Available follows the CSV's phase so a broken operator is not reported as available.
 
-_csv := input.installedCSV
+_csv := lib.checked_csv
 
 _no_operands(t) := {
 	"type": t,
@@ -283,7 +283,7 @@ _no_operands(t) := {
 	"reason": "NoOperands",
 	"message": sprintf("%s has no operands in its target namespaces; it is in phase %s", [
 		lib.name(_csv),
-		lib.or_else(lib.csv_phase, "None"),
+		lib.or_else(lib.checked_csv_phase, "None"),
 	]),
 } if {
 	t == "Available"
@@ -295,9 +295,9 @@ _no_operands(t) := {
 }
 
 _available_without_operands := "True" if {
-	lib.csv_phase == "Succeeded"
+	lib.checked_csv_phase == "Succeeded"
 } else := "False" if {
-	lib.csv_phase == "Failed"
+	lib.checked_csv_phase == "Failed"
 } else := "Unknown"
 
 # reporting(t, status) are [operand ("Kind namespace/name"), condition] for each operand whose

@@ -120,6 +120,28 @@ default installed_csv_name := ""
 
 installed_csv_name := input.subscription.status.installedCSV
 
+# checked_csv_name is the CSV being replaced, whose OperatorCondition and operands an upgrade
+# must respect: the installed CSV, or, when a recreated Subscription reports none, the CSV its
+# pending plan replaces (input.replacedCSV), which OLM itself checks after approval ("" on a
+# first install).
+default checked_csv_name := ""
+
+checked_csv_name := installed_csv_name if {
+	installed_csv_name != ""
+} else := input.replacedCSV.metadata.name
+
+# checked_csv is that CSV's object (null when it is missing, or on a first install).
+default checked_csv := null
+
+checked_csv := input.installedCSV if {
+	installed_csv_name != ""
+} else := input.replacedCSV
+
+# checked_csv_phase is status.phase of checked_csv ("" when it is missing).
+default checked_csv_phase := ""
+
+checked_csv_phase := checked_csv.status.phase
+
 # current_csv_name is the CSV the Subscription is progressing to ("" before resolution).
 default current_csv_name := ""
 

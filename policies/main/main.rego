@@ -204,15 +204,17 @@ _optional_subscription(r) if {
 }
 
 # ----------------------------------------------------------------------------------------------
-# Disabled codes and overrides. PolicyError is never disabled. PolicyError and
-# InstallPlanIncludesBlockedOperator are never overridden: the first means a policy could not be
-# trusted, and the decision fails closed; a waiver of the second cannot lift the hold, since the
-# plan installs the other operator too and is held as long as that operator's own decision holds
-# it (the way out is that Subscription's remedies).
+# Disabled codes and overrides. PolicyError is never disabled. PolicyError,
+# InstallPlanIncludesBlockedOperator and TooManyOperatorGroups are never overridden: the first
+# means a policy could not be trusted, and the decision fails closed; a waiver of the second
+# cannot lift the hold, since the plan installs the other operator too and is held as long as
+# that operator's own decision holds it (the way out is that Subscription's remedies); beside a
+# second OperatorGroup OLM itself refuses to act, and an approval would wait for the group to go
+# and install unchecked then.
 
 _disabled := {c | some c in data.tollgate.config.disabledCodes} - {"PolicyError"}
 
-_not_overridable := {"PolicyError", "InstallPlanIncludesBlockedOperator"}
+_not_overridable := {"PolicyError", "InstallPlanIncludesBlockedOperator", "TooManyOperatorGroups"}
 
 # _waiver_not_offered are the codes whose UpgradeGate waiver is not offered as a remedy, because
 # it would not lift the hold: OLM applies its own Upgradeable rule after an InstallPlan is

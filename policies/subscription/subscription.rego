@@ -48,9 +48,13 @@ _phase(obj) := lib.get(obj, ["status", "phase"], "")
 
 # ----------------------------------------------------------------------------------------------
 # ResolutionFailed: Tollgate does not resolve; it mirrors OLM's own condition, False when none.
-
+# Beside several OperatorGroups, where OLM's resolver fails ("expected 1 OperatorGroup"),
+# Tollgate reports it before OLM does.
 resolution_failed := {"type": "ResolutionFailed", "status": c.status, "reason": lib.or_else(object.get(c, "reason", ""), "ResolutionFailed"), "message": lib.or_else(object.get(c, "message", ""), "OLM reports that resolution failed")} if {
 	c := [x | some x in input.subscription.status.conditions; x.type == "ResolutionFailed"][0]
+} else := {"type": "ResolutionFailed", "status": "True", "reason": "TooManyOperatorGroups", "message": sprintf("namespace %s holds %d OperatorGroups; OLM resolves only in a namespace with exactly one", [_sub_namespace, n])} if {
+	n := count(object.get(input, "operatorGroups", []))
+	n > 1
 } else := {"type": "ResolutionFailed", "status": "False", "reason": "NoFailureReported", "message": "OLM reports no resolution failure for this Subscription"}
 
 # ----------------------------------------------------------------------------------------------

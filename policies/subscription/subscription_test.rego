@@ -377,3 +377,11 @@ test_state_none_when_the_installed_csv_is_missing if {
 	doc := object.union(f.at_latest, {"installedCSV": null})
 	subscription.state == "None" with input as doc
 }
+
+test_several_operator_groups_fail_resolution_as_olm_would if {
+	doc := f.with_patch({"operatorGroups": [f.base.operatorGroup, object.union(f.base.operatorGroup, {"metadata": {"name": "decoy"}})]})
+	conds := subscription.conditions with input as doc
+	c := f.condition(conds, "ResolutionFailed")
+	c.status == "True"
+	c.reason == "TooManyOperatorGroups"
+}

@@ -15,9 +15,11 @@ import data.tollgate.lib
 # status True allows); otherwise the Upgradeable condition of status.conditions, which OLM copies
 # from spec.conditions, blocks when its observedGeneration is behind the object's generation or
 # its status is False. Tollgate also treats an Upgradeable in spec.conditions that OLM has not
-# yet copied into status as stale. None of this applies on a first install.
+# yet copied into status as stale. None of this applies on a first install. The installed CSV is
+# the one being replaced (lib.checked_csv_name): for a recreated Subscription that reports none,
+# the CSV its pending plan replaces, as OLM checks it.
 
-_installed := lib.installed_csv_name
+_installed := lib.checked_csv_name
 
 _oc := input.operatorCondition if {
 	_installed != ""
@@ -373,7 +375,7 @@ deny contains denial if {
 # custom:
 #   code: InstalledCSVMissing
 deny contains denial if {
-	_installed != ""
+	lib.installed_csv_name != ""
 	input.installedCSV == null
 	denial := lib.explained(
 		rego.metadata.rule(),
@@ -386,6 +388,36 @@ deny contains denial if {
 			[lib.namespaced_name(input.subscription), _installed, _installed, lib.subscription_namespace],
 		)],
 		[{"text": "OLM settles: it reinstalls the CSV or updates the Subscription's status.installedCSV; if nothing changes, check that OLM's olm-operator and catalog-operator are running"}],
+	)
+}
+
+# ----------------------------------------------------------------------------------------------
+# OperatorGroups. OLM acts only in a namespace with exactly one: beside a second, its resolver
+# fails ("expected 1 OperatorGroup") and CSVs fail with TooManyOperatorGroups. A plan approved
+# then would wait and install once the extra group is gone, with operands read in targets that
+# were not the operator's. Never overridden (tollgate.main): the way out is one group.
+
+_groups := object.get(input, "operatorGroups", [])
+
+# METADATA
+# title: The Subscription's namespace holds more than one OperatorGroup
+# custom:
+#   code: TooManyOperatorGroups
+deny contains denial if {
+	count(_groups) > 1
+	names := [lib.name(g) | some g in _groups]
+	denial := lib.explained(
+		rego.metadata.rule(),
+		sprintf(
+			"namespace %s holds %d OperatorGroups (%s): OLM acts only in a namespace with exactly one, so Tollgate cannot tell which namespaces the operator serves and holds the upgrade",
+			[lib.subscription_namespace, count(_groups), concat(", ", names)],
+		),
+		[sprintf("OperatorGroup %s/%s targets %v", [lib.subscription_namespace, lib.name(g), lib.get(g, ["status", "namespaces"], [])]) | some g in _groups],
+		[lib.remedy(
+			sprintf("an admin deletes every OperatorGroup of namespace %s but the operator's own; list them with:", [lib.subscription_namespace]),
+			"kubectl get operatorgroups -n %s",
+			[lib.subscription_namespace],
+		)],
 	)
 }
 

@@ -32,13 +32,14 @@ test_every_code_is_in_the_vocabulary if {
 	vocabulary := {
 		"OperatorNotUpgradeable", "OperatorConditionStale", "OperatorUpgrading", "OperatorDegraded",
 		"OperatorProgressing", "CatalogSourceUnhealthy", "CatalogSourceInvalid",
-		"InstallPlanIncludesBlockedOperator", "InstalledCSVMissing",
+		"InstallPlanIncludesBlockedOperator", "InstalledCSVMissing", "TooManyOperatorGroups",
 	}
 	doc := f.with_patch({
 		"operatorCondition": f.operator_condition(3, [], [f.upgradeable("False", "m", 2)]),
 		"sourceCatalog": null,
 		"operands": [f.operand("x", [])],
 		"installPlanPeers": [f.peer("other.v1", null, false, [])],
+		"operatorGroups": [f.base.operatorGroup, _group("decoy", ["elsewhere"])],
 	})
 	count(_deny(doc)) > 0
 	every code in _codes(doc) {
@@ -681,4 +682,51 @@ test_each_operator_condition_case_denies_with_one_code_at_most if {
 	every case in _oc_cases {
 		count(_codes(case[0]) & _oc_codes) <= 1
 	}
+}
+
+# --- a recreated Subscription: no installed CSV reported, the plan replaces one that still runs
+
+# _recreated is first_install whose plan replaces etcdoperator.v0.9.2, which still runs and has
+# an OperatorCondition and operands (the builder reads them as the replaced CSV's).
+_recreated(oc, operands) := f.with_patch({
+	"subscription": {"status": {"installedCSV": "", "currentCSV": "etcdoperator.v0.9.4"}},
+	"installedCSV": null,
+	"replacedCSV": f.csv("etcdoperator.v0.9.2", "Succeeded"),
+	"operatorCondition": oc,
+	"operands": operands,
+})
+
+test_a_recreated_subscription_is_held_by_the_replaced_operators_upgradeable_false if {
+	doc := _recreated(f.operator_condition(1, [], [f.upgradeable("False", "migrating storage", 1)]), [])
+	_codes(doc) == {"OperatorNotUpgradeable"}
+	startswith(_message(doc, "OperatorNotUpgradeable"), "etcdoperator.v0.9.2 reports Upgradeable=False")
+}
+
+test_a_recreated_subscription_is_held_by_the_replaced_operators_degraded_operand if {
+	degraded := f.operand("example", [f.cond("Degraded", "True", "HealFailed", "lost quorum", "2026-11-21T09:00:00Z")])
+	doc := _recreated(null, [degraded])
+	"OperatorDegraded" in _codes(doc)
+}
+
+test_a_recreated_subscription_with_a_healthy_replaced_operator_is_allowed if {
+	_codes(_recreated(f.operator_condition(1, [], [f.upgradeable("True", "ready", 1)]), [])) == set()
+}
+
+# --- OperatorGroups
+
+_group(name, targets) := {
+	"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+	"metadata": {"namespace": f.namespace, "name": name},
+	"status": {"namespaces": targets},
+}
+
+test_one_operator_group_does_not_deny if _codes(f.with_patch({"operatorGroups": [f.base.operatorGroup]})) == set()
+
+test_a_second_operator_group_denies if {
+	doc := f.with_patch({"operatorGroup": null, "operatorGroups": [_group("a-decoy", ["elsewhere"]), f.base.operatorGroup]})
+	_codes(doc) == {"TooManyOperatorGroups"}
+	d := _one(doc, "TooManyOperatorGroups")
+	contains(d.message, "holds 2 OperatorGroups (a-decoy, operators)")
+	d.lift[0].command == "kubectl get operatorgroups -n operators"
+	count(d.facts) == 2
 }

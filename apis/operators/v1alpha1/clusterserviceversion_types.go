@@ -84,6 +84,9 @@ type ClusterServiceVersionStatus struct {
 	Conditions         []ClusterServiceVersionCondition `json:"conditions,omitempty"`
 }
 
+// ClusterServiceVersionKind is the kind of a ClusterServiceVersion, as InstallPlan steps name it.
+const ClusterServiceVersionKind = "ClusterServiceVersion"
+
 // ClusterServiceVersion describes one version of an operator.
 //
 // +kubebuilder:object:root=true

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"encoding/json"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -45,6 +47,81 @@ type InstallPlanStatus struct {
 	CatalogSources []string               `json:"catalogSources"`
 	Message        string                 `json:"message,omitempty"`
 	StartTime      *metav1.Time           `json:"startTime,omitempty"`
+	// Plan are the steps OLM resolved: one per object the plan creates or updates.
+	Plan []*Step `json:"plan,omitempty"`
+	// BundleLookups are the bundles OLM unpacks from images before it can write the steps.
+	BundleLookups               []BundleLookup          `json:"bundleLookups,omitempty"`
+	AttenuatedServiceAccountRef *corev1.ObjectReference `json:"attenuatedServiceAccountRef,omitempty"`
+}
+
+// Step is one object an InstallPlan creates or updates, on behalf of the CSV it resolves.
+type Step struct {
+	// Resolving is the name of the CSV the step belongs to.
+	Resolving string       `json:"resolving"`
+	Resource  StepResource `json:"resource"`
+	Optional  bool         `json:"optional,omitempty"`
+	Status    string       `json:"status"`
+}
+
+// StepResource names the object of a step; Manifest is the object itself, as JSON.
+type StepResource struct {
+	CatalogSource          string `json:"sourceName"`
+	CatalogSourceNamespace string `json:"sourceNamespace"`
+	Group                  string `json:"group"`
+	Version                string `json:"version"`
+	Kind                   string `json:"kind"`
+	Name                   string `json:"name"`
+	Manifest               string `json:"manifest,omitempty"`
+}
+
+// BundleLookup is a bundle OLM unpacks for the plan: Identifier is the CSV it holds and
+// Replaces the CSV it replaces.
+type BundleLookup struct {
+	Path             string                  `json:"path"`
+	Identifier       string                  `json:"identifier"`
+	Replaces         string                  `json:"replaces"`
+	CatalogSourceRef *corev1.ObjectReference `json:"catalogSourceRef"`
+	Conditions       []BundleLookupCondition `json:"conditions,omitempty"`
+	// Properties are the unpacked bundle's properties, as JSON.
+	Properties string `json:"properties,omitempty"`
+}
+
+// BundleLookupCondition is a condition of a bundle lookup.
+type BundleLookupCondition struct {
+	Type               string                 `json:"type"`
+	Status             corev1.ConditionStatus `json:"status"`
+	Reason             string                 `json:"reason,omitempty"`
+	Message            string                 `json:"message,omitempty"`
+	LastUpdateTime     *metav1.Time           `json:"lastUpdateTime,omitempty"`
+	LastTransitionTime *metav1.Time           `json:"lastTransitionTime,omitempty"`
+}
+
+// ReplacesOf is the CSV that csv replaces according to the plan: its bundle lookup's
+// replaces, or else the spec.replaces of the CSV manifest of its step; "" when the plan does
+// not say (or the manifest does not parse).
+func (p *InstallPlan) ReplacesOf(csv string) string {
+	if p.Status == nil || csv == "" {
+		return ""
+	}
+	for _, b := range p.Status.BundleLookups {
+		if b.Identifier == csv && b.Replaces != "" {
+			return b.Replaces
+		}
+	}
+	for _, s := range p.Status.Plan {
+		if s == nil || s.Resolving != csv || s.Resource.Kind != ClusterServiceVersionKind || s.Resource.Name != csv {
+			continue
+		}
+		var m struct {
+			Spec struct {
+				Replaces string `json:"replaces"`
+			} `json:"spec"`
+		}
+		if json.Unmarshal([]byte(s.Resource.Manifest), &m) == nil && m.Spec.Replaces != "" {
+			return m.Spec.Replaces
+		}
+	}
+	return ""
 }
 
 // InstallPlan is OLM's plan to install or upgrade one or more CSVs.
