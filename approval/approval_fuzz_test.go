@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/approval"
@@ -43,14 +44,21 @@ var operatorConditionGVK = schema.GroupVersionKind{Group: "operators.coreos.com"
 // snapshot that does not load decides nothing), gives every Subscription without an
 // UpgradeGate the one the manager creates, and judges every InstallPlan with a Decider on the
 // embedded policies. Seeds are the snapshots under test/testdata/snapshots (held.yaml and
-// bundled.yaml have an operator that reports Upgradeable=False) and the cases in
-// testdata/fuzz/FuzzNoApprovalWhileNotUpgradeable.
+// bundled.yaml have an operator that reports Upgradeable=False) and test/testdata/decoys, and
+// the cases in testdata/fuzz/FuzzNoApprovalWhileNotUpgradeable.
 //
-// The property, computed from the loaded objects without the policies: no approvable plan
-// installs a CSV that is the status.currentCSV of a Subscription in the plan's namespace
-// (whichever of them, if several) whose installed CSV's OperatorCondition (named after
-// status.installedCSV, in its namespace, read untyped as v2) says Upgradeable=False, unless
-// the upgrade is lifted in one of the two ways an admin may lift it:
+// The properties of an approvable plan:
+//
+//   - its namespace holds at most one OperatorGroup (OLM acts in no other), and it lists no
+//     empty CSV name;
+//   - no claimant is held: every Subscription of the plan's namespace that claims one of its
+//     CSVs (status.currentCSV is the CSV, or the same package as one whose is) has a decision,
+//     evaluated on its own, that says allowed;
+//   - computed from the loaded objects without the policies: no claimant's replaced CSV (its
+//     status.installedCSV or, without one, the CSV the plan says the new one replaces) has an
+//     OperatorCondition (named after it, in its namespace, read untyped as v2) that says
+//     Upgradeable=False, unless the upgrade is lifted in one of the two ways an admin may lift
+//     it:
 //
 //   - the OperatorCondition's spec.overrides sets Upgradeable=True (its first entry of type
 //     Upgradeable: OLM's own override, which wins over the conditions both ways), or
@@ -67,6 +75,8 @@ var operatorConditionGVK = schema.GroupVersionKind{Group: "operators.coreos.com"
 // copied, so a stale copy is the policies' OperatorConditionStale, not checked here.
 func FuzzNoApprovalWhileNotUpgradeable(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("..", "test", "testdata", "snapshots", "*.yaml"))
+	decoys, _ := filepath.Glob(filepath.Join("..", "test", "testdata", "decoys", "*.yaml"))
+	seeds = append(seeds, decoys...)
 	for _, p := range seeds {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
@@ -110,31 +120,75 @@ func FuzzNoApprovalWhileNotUpgradeable(f *testing.F) {
 			if err != nil {
 				t.Fatalf("judge %s/%s: %v", plan.Namespace, plan.Name, err)
 			}
-			if !v.Approvable {
-				continue
-			}
-			for _, csv := range plan.Spec.ClusterServiceVersionNames {
-				for _, sub := range subs.Items {
-					if sub.Namespace != plan.Namespace || sub.Status.CurrentCSV != csv {
-						continue
-					}
-					if why := notUpgradeable(t, snap, &sub, now); why != "" {
-						t.Fatalf("InstallPlan %s/%s is approvable, but it installs %s, which Subscription %s wants, and %s",
-							plan.Namespace, plan.Name, csv, sub.Name, why)
-					}
-				}
+			if v.Approvable {
+				checkApprovable(t, snap, d, plan, subs.Items, now)
 			}
 		}
 	})
 }
 
+// checkApprovable fails t when plan, judged approvable, breaks a property of
+// FuzzNoApprovalWhileNotUpgradeable.
+func checkApprovable(t *testing.T, snap *snapshot.Snapshot, d *approval.Decider, plan *v1alpha1.InstallPlan, subs []v1alpha1.Subscription, now time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	var groups operatorsv1.OperatorGroupList
+	if err := snap.List(ctx, &groups, client.InNamespace(plan.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	if len(groups.Items) > 1 {
+		t.Fatalf("InstallPlan %s/%s is approvable beside %d OperatorGroups", plan.Namespace, plan.Name, len(groups.Items))
+	}
+	for _, csv := range plan.Spec.ClusterServiceVersionNames {
+		if csv == "" {
+			t.Fatalf("InstallPlan %s/%s is approvable with an empty CSV name", plan.Namespace, plan.Name)
+		}
+		for _, sub := range claimantsOf(subs, plan.Namespace, csv) {
+			if why := notUpgradeable(t, snap, &sub, plan, now); why != "" {
+				t.Fatalf("InstallPlan %s/%s is approvable, but it installs %s, which Subscription %s claims, and %s",
+					plan.Namespace, plan.Name, csv, sub.Name, why)
+			}
+			dec, err := d.Decide(ctx, client.ObjectKeyFromObject(&sub))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !dec.Result.Decision.Allowed {
+				t.Fatalf("InstallPlan %s/%s is approvable, but it installs %s, which Subscription %s claims, and its decision holds it: %v",
+					plan.Namespace, plan.Name, csv, sub.Name, approval.Standing(dec.Result.Decision))
+			}
+		}
+	}
+}
+
+// claimantsOf are the Subscriptions of ns that claim csv: status.currentCSV is csv, or they
+// follow the package of one whose is.
+func claimantsOf(subs []v1alpha1.Subscription, ns, csv string) []v1alpha1.Subscription {
+	packages := map[string]bool{}
+	for _, sub := range subs {
+		if sub.Namespace == ns && sub.Status.CurrentCSV == csv && sub.Spec != nil && sub.Spec.Package != "" {
+			packages[sub.Spec.Package] = true
+		}
+	}
+	var out []v1alpha1.Subscription
+	for _, sub := range subs {
+		if sub.Namespace == ns && (sub.Status.CurrentCSV == csv || (sub.Spec != nil && packages[sub.Spec.Package])) {
+			out = append(out, sub)
+		}
+	}
+	return out
+}
+
 // notUpgradeable says why the installed operator of sub may not be upgraded now, or "" when
 // it may (see FuzzNoApprovalWhileNotUpgradeable).
-func notUpgradeable(t *testing.T, snap *snapshot.Snapshot, sub *v1alpha1.Subscription, now time.Time) string {
+func notUpgradeable(t *testing.T, snap *snapshot.Snapshot, sub *v1alpha1.Subscription, plan *v1alpha1.InstallPlan, now time.Time) string {
 	t.Helper()
 	installed := sub.Status.InstalledCSV
 	if installed == "" {
-		return ""
+		installed = plan.ReplacesOf(sub.Status.CurrentCSV)
+		csv := &v1alpha1.ClusterServiceVersion{}
+		if installed == "" || snap.Get(context.Background(), types.NamespacedName{Namespace: sub.Namespace, Name: installed}, csv) != nil {
+			return ""
+		}
 	}
 	oc := &unstructured.Unstructured{}
 	oc.SetGroupVersionKind(operatorConditionGVK)

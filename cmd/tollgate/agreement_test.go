@@ -51,6 +51,9 @@ const agreementPolicyNS = "tollgate-system"
 var (
 	scenarioSnapshots = filepath.Join("..", "..", "test", "testdata", "snapshots")
 	agreementFixtures = filepath.Join("..", "..", "test", "testdata", "agreement")
+	// decoyFixtures hold plans that must stay held: decoy Subscriptions, a second
+	// OperatorGroup, an operand in another version, a recreated Subscription.
+	decoyFixtures = filepath.Join("..", "..", "test", "testdata", "decoys")
 )
 
 // agreementCase is one fixture: the files holding its objects, and what it must show
@@ -98,6 +101,12 @@ func agreementCases(t *testing.T) []agreementCase {
 	for _, f := range files {
 		cases = append(cases, agreementCase{name: strings.TrimSuffix(filepath.Base(f), ".yaml"), paths: []string{f}})
 	}
+	decoys, err := filepath.Glob(filepath.Join(decoyFixtures, "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, decoys, "no fixture in %s", decoyFixtures)
+	for _, f := range decoys {
+		cases = append(cases, agreementCase{name: strings.TrimSuffix(filepath.Base(f), ".yaml"), paths: []string{f}, check: assertEveryPlanHeld})
+	}
 	policy := filepath.Join(t.TempDir(), "policy-configmap.yaml")
 	require.NoError(t, os.WriteFile(policy, notAllowedWithoutDenialPolicy(t, "prometheus"), 0o644))
 	return append(cases, agreementCase{
@@ -105,6 +114,21 @@ func agreementCases(t *testing.T) []agreementCase {
 		paths: []string{filepath.Join(agreementFixtures, "bundled-allowed-without-denial.yaml"), policy},
 		check: assertBundledPlanHeldWithoutDenial,
 	})
+}
+
+// assertEveryPlanHeld checks that eval holds every plan of the fixture, and that none is
+// approved on the API server.
+func assertEveryPlanHeld(t *testing.T, s *settledCluster, fixtureEval *evalReport) {
+	t.Helper()
+	for _, v := range fixtureEval.InstallPlans {
+		assert.False(t, v.Approvable, "%s: eval approves InstallPlan %s/%s", s.fixture, v.Namespace, v.Name)
+	}
+	var plans v1alpha1.InstallPlanList
+	require.NoError(t, s.env.Client.List(context.Background(), &plans))
+	require.NotEmpty(t, plans.Items)
+	for _, p := range plans.Items {
+		assert.False(t, p.Spec.Approved, "%s: the manager approved InstallPlan %s/%s", s.fixture, p.Namespace, p.Name)
+	}
 }
 
 // notAllowedWithoutDenialPolicy is an admin policy ConfigMap whose main.rego replaces the

@@ -29,7 +29,10 @@ const (
 	// CodeInstalledCSVMissing: the Subscription names an installed CSV that does not exist,
 	// so neither its OperatorCondition nor its operands can be checked.
 	CodeInstalledCSVMissing = "InstalledCSVMissing"
-	CodePolicyError         = "PolicyError"
+	// CodeTooManyOperatorGroups: the Subscription's namespace holds more than one
+	// OperatorGroup, where OLM refuses to act. Never overridden.
+	CodeTooManyOperatorGroups = "TooManyOperatorGroups"
+	CodePolicyError           = "PolicyError"
 )
 
 // ConditionAutomaticApproval is True when the Subscription approves its InstallPlans
