@@ -52,6 +52,13 @@ func served(gk schema.GroupKind, version, written string) bool {
 	return version == written
 }
 
+// operand says whether gvk is an operand's kind: neither a kind Tollgate reads nor one the
+// scheme knows.
+func operand(gvk schema.GroupVersionKind) bool {
+	_, known := kinds[gvk.GroupKind()]
+	return !known && !scheme.Recognizes(gvk)
+}
+
 // apiVersions names the versions of a kind in kinds for a person.
 func apiVersions(gk schema.GroupKind) string {
 	var s []string

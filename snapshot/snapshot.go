@@ -111,9 +111,15 @@ func (s *Snapshot) byKind(gk schema.GroupKind) map[client.ObjectKey]entry {
 	return byKey
 }
 
-// as is a copy of u in version, or nil when the API server does not serve u in it.
+// as is a copy of u in version, or nil when the API server does not serve u in it. An
+// operand (a kind of some CRD, unknown here) is one object in every version its CRD serves,
+// as the API server converts it: it is returned as it was written, whichever version is
+// asked for, so `kubectl get -o yaml` in the CRD's preferred version is read.
 func as(u *unstructured.Unstructured, version string) map[string]any {
 	gvk := u.GroupVersionKind()
+	if operand(gvk) {
+		return u.DeepCopy().Object
+	}
 	if !served(gvk.GroupKind(), version, gvk.Version) {
 		return nil
 	}

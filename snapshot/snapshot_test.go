@@ -104,7 +104,12 @@ func TestLoadSnapshot(t *testing.T) {
 	assert.Len(t, operands.Items, 1, "unknown kinds are kept as unstructured")
 	operands.SetGroupVersionKind(schema.GroupVersionKind{Group: "etcd.database.coreos.com", Version: "v1", Kind: "EtcdClusterList"})
 	require.NoError(t, s.List(ctx, operands))
-	assert.Empty(t, operands.Items, "an unknown kind is served only in the version it was written in")
+	require.Len(t, operands.Items, 1, "an operand is one object in every version of its CRD")
+	assert.Equal(t, "etcd.database.coreos.com/v1beta2", operands.Items[0].GetAPIVersion(), "read as it was written")
+	other := &unstructured.UnstructuredList{}
+	other.SetGroupVersionKind(schema.GroupVersionKind{Group: "etcd.database.coreos.com", Version: "v1beta2", Kind: "EtcdBackupList"})
+	require.NoError(t, s.List(ctx, other))
+	assert.Empty(t, other.Items, "only its own kind")
 
 	err = s.Get(ctx, client.ObjectKey{Namespace: "operators", Name: "missing"}, &v1alpha1.ClusterServiceVersion{})
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)

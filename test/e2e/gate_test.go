@@ -141,6 +141,12 @@ func TestAuditModeNeverApproves(t *testing.T) {
 	patch := client.MergeFrom(gate.DeepCopy()) // the manager writes the status meanwhile
 	gate.Spec.Mode = tollgatev1alpha1.ModeAudit
 	require.NoError(t, k.Client.Patch(k.Ctx, gate, patch))
+	// The manager acts on the gate as its cache holds it: once its status shows the edit
+	// observed, no plan is approved. (Before that, a plan arriving in the same instant is
+	// judged on the gate as it was: every input is as fresh as the watch that brings it.)
+	etcd.Gate("audit mode observed", func(g *tollgatev1alpha1.UpgradeGate) bool {
+		return g.Status.ObservedGeneration == gate.Generation
+	})
 	plan := etcd.OfferUpgrade("0.9.4")
 	etcd.Gate("allowed", func(g *tollgatev1alpha1.UpgradeGate) bool {
 		return g.Status.Decision.Allowed && g.Status.CurrentCSV == "etcd.v0.9.4"

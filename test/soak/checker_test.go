@@ -436,8 +436,8 @@ type checker struct {
 // (the soak installs none), so no owned kind is read.
 type notOperands struct{}
 
-func (notOperands) Check(_ context.Context, k input.OwnedKind) error {
-	return fmt.Errorf("%w: no CustomResourceDefinition %s", input.ErrNotOperand, k.CRD)
+func (notOperands) Check(_ context.Context, k input.OwnedKind) (input.OwnedKind, error) {
+	return k, fmt.Errorf("%w: no CustomResourceDefinition %s", input.ErrNotOperand, k.CRD)
 }
 
 // judgement is the verdict on one plan in the state as of one resourceVersion.
