@@ -135,7 +135,7 @@ func Capture(ctx context.Context, c client.Reader, scope Scope, progress io.Writ
 		return nil, fmt.Errorf("list Subscriptions: %w", err)
 	}
 	operands, pkgs := 0, 0
-	b := &input.Builder{Reader: c, Config: input.Config{GlobalCatalogNamespace: scope.GlobalCatalogNamespace}}
+	b := &input.Builder{Reader: c, Config: input.Config{GlobalCatalogNamespace: scope.GlobalCatalogNamespace, OperandKinds: servedOrOwned{input.ServedByCRD{Reader: c}}}}
 	for i := range subs.Items {
 		in, err := b.Build(ctx, client.ObjectKeyFromObject(&subs.Items[i]))
 		if err != nil {
@@ -234,4 +234,18 @@ func kindRank(kind string) int {
 		return i
 	}
 	return len(order) // operands last
+}
+
+// servedOrOwned reads an owned kind in a version its CRD serves, as the manager does (an
+// operand the CSV declares in v1beta2 is listed in v1beta3 when only that is served). Where
+// the CRD may not be read, it trusts the version the CSV declares.
+type servedOrOwned struct{ crds input.ServedByCRD }
+
+// Check implements input.OperandKinds.
+func (s servedOrOwned) Check(ctx context.Context, k input.OwnedKind) (input.OwnedKind, error) {
+	as, err := s.crds.Check(ctx, k)
+	if apierrors.IsForbidden(err) {
+		return k, nil
+	}
+	return as, err
 }
