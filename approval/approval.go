@@ -5,7 +5,8 @@
 //
 // OLM bundles a namespace's pending installs into one InstallPlan, so approving a plan
 // approves every CSV it lists. A plan is approvable only when every CSV it lists is claimed by
-// at least one Subscription, and every Subscription that claims it (status.currentCSV, or the
+// at least one Subscription (or is a new operator in the namespace that the plan subscribes
+// to, as OLM installs a required package), and every Subscription that claims it (status.currentCSV, or the
 // same package as one that does) has an UpgradeGate in Enforce mode, approves manually, and
 // has a decision that says allowed: true. A Subscription's decision sees the other
 // operators of its plans (input.installPlanPeers) through their own decisions, evaluated now
@@ -65,6 +66,9 @@ type Peer struct {
 	// its plan companions (nil without a Subscription).
 	Document *input.Document
 	Result   *engine.Result
+	// Dependency, with no Subscription, is the Subscription the plan creates for the CSV, a
+	// new operator in the namespace that nothing installed can object to; nil otherwise.
+	Dependency *v1alpha1.Dependency
 }
 
 // Verdict says whether Tollgate may approve one InstallPlan, and if not, why.

@@ -96,14 +96,15 @@ func (s *session) own(ctx context.Context, key types.NamespacedName) (*member, e
 func (s *session) peersOf(ctx context.Context, doc *input.Document) ([]Peer, error) {
 	var peers []Peer
 	self := doc.Subscription.Status.CurrentCSV
-	for _, plan := range doc.PendingInstallPlans {
+	for i := range doc.PendingInstallPlans {
+		plan := &doc.PendingInstallPlans[i]
 		csvs := slices.Clone(plan.Spec.ClusterServiceVersionNames)
 		slices.Sort(csvs)
 		for _, csv := range slices.Compact(csvs) {
 			if csv == self {
 				continue
 			}
-			p, err := s.peer(ctx, plan.Namespace, plan.Name, csv)
+			p, err := s.peer(ctx, plan, csv)
 			if err != nil {
 				return nil, err
 			}
@@ -113,18 +114,23 @@ func (s *session) peersOf(ctx context.Context, doc *input.Document) ([]Peer, err
 	return peers, nil
 }
 
-// peer is csv of plan with the own decision of the claimant that speaks for it.
-func (s *session) peer(ctx context.Context, ns, plan, csv string) (Peer, error) {
-	p := Peer{InstallPlan: plan, CSV: csv}
-	subs, err := s.claimants(ctx, ns, csv)
+// peer is csv of plan with the own decision of the claimant that speaks for it, or, with no
+// claimant, the new dependency the plan subscribes to.
+func (s *session) peer(ctx context.Context, plan *v1alpha1.InstallPlan, csv string) (Peer, error) {
+	p := Peer{InstallPlan: plan.Name, CSV: csv}
+	subs, err := s.claimants(ctx, plan.Namespace, csv)
 	if err != nil {
+		return p, err
+	}
+	if len(subs) == 0 {
+		p.Dependency, err = s.newDependency(ctx, plan, csv)
 		return p, err
 	}
 	for _, sub := range subs {
 		key := client.ObjectKeyFromObject(sub)
 		m, err := s.own(ctx, key)
 		if err != nil {
-			return p, fmt.Errorf("evaluate %s, whose %s InstallPlan %s also installs: %w", key, csv, plan, err)
+			return p, fmt.Errorf("evaluate %s, whose %s InstallPlan %s also installs: %w", key, csv, plan.Name, err)
 		}
 		if m == nil {
 			continue
@@ -141,6 +147,10 @@ func peerData(peers []Peer) []any {
 	out := make([]any, 0, len(peers))
 	for _, p := range peers {
 		e := map[string]any{"installPlan": p.InstallPlan, "csv": p.CSV, "subscription": nil, "allowed": false, "codes": []any{}}
+		if p.Dependency != nil { // allowed: nothing installed that could object, see newDependency
+			e["allowed"] = true
+			e["newDependency"] = map[string]any{"subscription": p.Dependency.Subscription, "package": p.Dependency.Package}
+		}
 		if p.Subscription != nil {
 			e["subscription"] = map[string]any{"namespace": p.Subscription.Namespace, "name": p.Subscription.Name}
 			e["allowed"] = p.Result.Decision.Allowed
@@ -177,6 +187,40 @@ func (s *session) claimants(ctx context.Context, ns, csv string) ([]*v1alpha1.Su
 		}
 	}
 	return out, nil
+}
+
+// newDependency is the Subscription plan creates for csv when csv is a new operator in the
+// namespace, as OLM installs a package another bundle requires: no Subscription there follows
+// its package, and every CSV there is a Subscription's installed or current CSV (or a copy OLM
+// made of another namespace's), so csv replaces nothing that no gate judges. Nothing installed
+// can object to it, and once installed its Subscription is gated like any other. Nil when csv
+// is not such a dependency.
+func (s *session) newDependency(ctx context.Context, plan *v1alpha1.InstallPlan, csv string) (*v1alpha1.Dependency, error) {
+	dep := plan.DependencyOf(csv)
+	if dep == nil {
+		return nil, nil
+	}
+	subs, err := s.subscriptions(ctx, plan.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	accounted := map[string]bool{}
+	for i := range subs {
+		if packageOf(&subs[i]) == dep.Package {
+			return nil, nil
+		}
+		accounted[subs[i].Status.InstalledCSV], accounted[subs[i].Status.CurrentCSV] = true, true
+	}
+	var csvs v1alpha1.ClusterServiceVersionList
+	if err := s.d.Reader.List(ctx, &csvs, client.InNamespace(plan.Namespace)); err != nil {
+		return nil, fmt.Errorf("list ClusterServiceVersions in %s: %w", plan.Namespace, err)
+	}
+	for _, c := range csvs.Items {
+		if !accounted[c.Name] && c.Labels[v1alpha1.CopiedFromLabel] == "" {
+			return nil, nil
+		}
+	}
+	return dep, nil
 }
 
 // subscriptions are the Subscriptions in ns by name, listed once per session.
@@ -216,7 +260,7 @@ func (s *session) verdict(ctx context.Context, plan *v1alpha1.InstallPlan) (Verd
 		return v, nil
 	}
 	for _, csv := range plan.Spec.ClusterServiceVersionNames {
-		bs, err := s.blockers(ctx, plan.Namespace, csv)
+		bs, err := s.blockers(ctx, plan, csv)
 		if err != nil {
 			return v, err
 		}
@@ -226,15 +270,20 @@ func (s *session) verdict(ctx context.Context, plan *v1alpha1.InstallPlan) (Verd
 	return v, nil
 }
 
-// blockers are why csv holds a plan in ns: no Subscription claims it, or one blocker for each
-// claimant that does not let it through. Every claimant must: a decoy that claims the CSV
-// beside a held Subscription must not stand in for it.
-func (s *session) blockers(ctx context.Context, ns, csv string) ([]Blocker, error) {
-	subs, err := s.claimants(ctx, ns, csv)
+// blockers are why csv holds plan: no Subscription claims it (unless it is a new dependency
+// the plan subscribes to), or one blocker for each claimant that does not let it through.
+// Every claimant must: a decoy that claims the CSV beside a held Subscription must not stand
+// in for it.
+func (s *session) blockers(ctx context.Context, plan *v1alpha1.InstallPlan, csv string) ([]Blocker, error) {
+	subs, err := s.claimants(ctx, plan.Namespace, csv)
 	if err != nil {
 		return nil, err
 	}
 	if len(subs) == 0 {
+		dep, err := s.newDependency(ctx, plan, csv)
+		if err != nil || dep != nil {
+			return nil, err
+		}
 		return []Blocker{{CSV: csv, Reason: BlockNoSubscription}}, nil
 	}
 	var out []Blocker

@@ -15,7 +15,8 @@ import (
 //   - ClusterServiceVersion: spec.install.spec (the operator's Deployments and permissions)
 //     and spec.description (its long-form documentation);
 //   - InstallPlan: the manifests of its steps (status.plan[].resource.manifest) but for the
-//     CSVs' own, reduced to what a CSV's step says of the upgrade: the CSV it replaces.
+//     CSVs' own, reduced to what a CSV's step says of the upgrade (the CSV it replaces), and
+//     the Subscriptions' it creates, reduced to the dependency (name, package, starting CSV).
 var trimmedAnnotations = []string{
 	"kubectl.kubernetes.io/last-applied-configuration",
 	"alm-examples", // a CSV's example custom resources
@@ -45,8 +46,9 @@ func Trim(obj any) (any, error) {
 	return obj, nil
 }
 
-// trimSteps drops the manifest of every step of plan but its CSVs', and reduces those to the
-// CSV's spec.replaces, which is all that is read of them (InstallPlan.ReplacesOf).
+// trimSteps drops the manifest of every step of plan but its CSVs' and Subscriptions', and
+// reduces those to what is read of them: the CSV's spec.replaces (InstallPlan.ReplacesOf), the
+// Subscription's name, package and starting CSV (Step.Dependency).
 func trimSteps(plan *v1alpha1.InstallPlan) {
 	if plan.Status == nil {
 		return
@@ -55,13 +57,21 @@ func trimSteps(plan *v1alpha1.InstallPlan) {
 		if step == nil || step.Resource.Manifest == "" {
 			continue
 		}
-		replaces := ""
-		if step.Resource.Kind == v1alpha1.ClusterServiceVersionKind {
-			replaces = plan.ReplacesOf(step.Resolving)
+		var kept map[string]any
+		switch step.Resource.Kind {
+		case v1alpha1.ClusterServiceVersionKind:
+			if replaces := plan.ReplacesOf(step.Resolving); replaces != "" {
+				kept = map[string]any{"spec": map[string]any{"replaces": replaces}}
+			}
+		case v1alpha1.SubscriptionKind:
+			if d := step.Dependency(); d != nil {
+				kept = map[string]any{"metadata": map[string]any{"name": d.Subscription},
+					"spec": map[string]any{"name": d.Package, "startingCSV": step.Resolving}}
+			}
 		}
 		step.Resource.Manifest = ""
-		if replaces != "" {
-			b, _ := json.Marshal(map[string]any{"spec": map[string]any{"replaces": replaces}})
+		if kept != nil {
+			b, _ := json.Marshal(kept)
 			step.Resource.Manifest = string(b)
 		}
 	}

@@ -424,7 +424,8 @@ deny contains denial if {
 # ----------------------------------------------------------------------------------------------
 # InstallPlans that bundle other operators: every CSV of a plan must be allowed, since approving
 # the plan installs them all. input.installPlanPeers carries each other CSV's own decision; a
-# peer blocks unless a Subscription wants it and its decision is exactly allowed: true (a
+# peer blocks unless a Subscription wants it and its decision is exactly allowed: true, or it
+# is a new dependency the plan subscribes to (newDependency) (a
 # policy may say allowed: false without a denial, so the codes alone do not tell). This denial
 # is never overridden (tollgate.main): its remedies are the other Subscription's.
 
@@ -444,9 +445,16 @@ deny contains denial if {
 	)
 }
 
-_peer_blocks(peer) if not _peer_subscription(peer)
+_peer_blocks(peer) if {
+	not _peer_subscription(peer)
+	not _new_dependency(peer)
+}
 
 _peer_blocks(peer) if not lib.get(peer, ["allowed"], false) == true
+
+# A new operator the plan subscribes to (a package another bundle requires), which nothing
+# installed can object to: package approval decides it is one, and says so in newDependency.
+_new_dependency(peer) if lib.get(peer, ["newDependency"], null) != null
 
 _peer_subscription(peer) := s if {
 	s := lib.get(peer, ["subscription"], null)

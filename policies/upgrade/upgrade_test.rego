@@ -203,6 +203,15 @@ test_peer_without_subscription_denies if {
 	_message(doc, "InstallPlanIncludesBlockedOperator") == "InstallPlan install-abc also installs stray.v1, which no Subscription in namespace operators wants: OLM installs every operator of a plan together, so approving it would install that one too"
 }
 
+_dependency := object.union(f.peer("delta.v1", null, true, []), {"newDependency": {"subscription": "delta-stable-olm", "package": "delta"}})
+
+test_peer_that_is_a_new_dependency_allows if _codes(f.with_patch({"installPlanPeers": [_dependency]})) == set()
+
+test_peer_that_is_a_new_dependency_not_allowed_denies if {
+	doc := f.with_patch({"installPlanPeers": [object.union(_dependency, {"allowed": false})]})
+	_codes(doc) == {"InstallPlanIncludesBlockedOperator"}
+}
+
 test_peer_with_subscription_absent_denies if {
 	doc := f.with_patch({"installPlanPeers": [object.remove(f.peer("stray.v1", null, true, []), {"subscription"})]})
 	_codes(doc) == {"InstallPlanIncludesBlockedOperator"}

@@ -67,6 +67,9 @@ type SubscriptionStatus struct {
 	LastUpdated           metav1.Time                 `json:"lastUpdated"`
 }
 
+// SubscriptionKind is the kind of a Subscription, as InstallPlan steps name it.
+const SubscriptionKind = "Subscription"
+
 // Subscription keeps an operator installed and up to date from a catalog channel.
 //
 // +kubebuilder:object:root=true

@@ -1,0 +1,76 @@
+package approval_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	"github.com/tollgate-dev/tollgate/approval"
+	"github.com/tollgate-dev/tollgate/snapshot"
+)
+
+// bundledFirstInstall is what real OLM wrote for the first install of gamma, which requires
+// delta: one plan with both CSVs and a step that creates delta's Subscription.
+var bundledFirstInstall = filepath.Join("..", "test", "testdata", "olm", "bundled-first-install.yaml")
+
+// judgeOnlyPlan judges the one InstallPlan of snap.
+func judgeOnlyPlan(t *testing.T, snap *snapshot.Snapshot) approval.Verdict {
+	t.Helper()
+	ctx := context.Background()
+	var plans v1alpha1.InstallPlanList
+	require.NoError(t, snap.List(ctx, &plans))
+	require.Len(t, plans.Items, 1)
+	d := &approval.Decider{Reader: snap, Policies: embeddedEngine(t), Now: func() time.Time { return time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC) }}
+	v, err := d.Judge(ctx, &plans.Items[0])
+	require.NoError(t, err)
+	return v
+}
+
+// A new operator that the plan subscribes to, as OLM installs a required package, is no
+// decoy: nothing installed can object, and the plan is approved.
+func TestNewDependencyOfAPlanIsApprovable(t *testing.T) {
+	v := judgeOnlyPlan(t, gated(t, bundledFirstInstall))
+	assert.True(t, v.Approvable, v.WhyNot())
+}
+
+// The same plan is held when the dependency is not new: a Subscription already follows its
+// package (it is then a claimant, judged as any), or a CSV in the namespace belongs to no
+// Subscription (the dependency could replace it, ungated).
+func TestDependencyThatIsNotNewHoldsThePlan(t *testing.T) {
+	t.Run("a Subscription follows its package", func(t *testing.T) {
+		snap := gated(t, bundledFirstInstall)
+		ns := onlyNamespace(t, snap)
+		require.NoError(t, snap.Add(&v1alpha1.Subscription{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "delta"},
+			Spec:       &v1alpha1.SubscriptionSpec{Package: "delta", Channel: "stable", CatalogSource: "real", CatalogSourceNamespace: "olm", InstallPlanApproval: v1alpha1.ApprovalAutomatic},
+		}))
+		v := judgeOnlyPlan(t, snap)
+		assert.False(t, v.Approvable, "a claimant of the dependency's package decides for it")
+	})
+	t.Run("a CSV no Subscription accounts for", func(t *testing.T) {
+		snap := gated(t, bundledFirstInstall)
+		require.NoError(t, snap.Add(&v1alpha1.ClusterServiceVersion{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "operators.coreos.com/v1alpha1", Kind: "ClusterServiceVersion"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: onlyNamespace(t, snap), Name: "delta.v0.9.0"},
+		}))
+		v := judgeOnlyPlan(t, snap)
+		assert.False(t, v.Approvable, "the dependency could replace a CSV no gate judges")
+		assert.Contains(t, v.WhyNot(), "delta.v1.0.0 (no Subscription in the plan's namespace claims it)")
+	})
+}
+
+func onlyNamespace(t *testing.T, snap *snapshot.Snapshot) string {
+	t.Helper()
+	var subs v1alpha1.SubscriptionList
+	require.NoError(t, snap.List(context.Background(), &subs))
+	require.NotEmpty(t, subs.Items)
+	return subs.Items[0].Namespace
+}
+
