@@ -51,9 +51,11 @@ var operatorConditionGVK = schema.GroupVersionKind{Group: "operators.coreos.com"
 //
 //   - its namespace holds at most one OperatorGroup (OLM acts in no other), and it lists no
 //     empty CSV name;
+//
 //   - no claimant is held: every Subscription of the plan's namespace that claims one of its
 //     CSVs (status.currentCSV is the CSV, or the same package as one whose is) has a decision,
 //     evaluated on its own, that says allowed;
+//
 //   - computed from the loaded objects without the policies: no claimant's replaced CSV (its
 //     status.installedCSV or, without one, the CSV the plan says the new one replaces) has an
 //     OperatorCondition (named after it, in its namespace, read untyped as v2) that says
@@ -62,6 +64,7 @@ var operatorConditionGVK = schema.GroupVersionKind{Group: "operators.coreos.com"
 //
 //   - the OperatorCondition's spec.overrides sets Upgradeable=True (its first entry of type
 //     Upgradeable: OLM's own override, which wins over the conditions both ways), or
+//
 //   - the Subscription's UpgradeGate (same namespace and name) holds an override of code
 //     OperatorNotUpgradeable or OperatorConditionStale that has not expired (no expires, or
 //     one after the decision's clock).

@@ -73,4 +73,3 @@ func onlyNamespace(t *testing.T, snap *snapshot.Snapshot) string {
 	require.NotEmpty(t, subs.Items)
 	return subs.Items[0].Namespace
 }
-
