@@ -3,10 +3,12 @@ package snapshot_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -442,6 +444,86 @@ func TestLoadRefusesDevicesAndFilesTooLarge(t *testing.T) {
 	_, err = snapshot.Load(huge)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "is larger than 64 MiB, the most a snapshot file may hold")
+}
+
+// loadWithin is Load that fails the test, rather than hanging it, when Load blocks.
+func loadWithin(t *testing.T, paths ...string) (*snapshot.Snapshot, error) {
+	t.Helper()
+	type result struct {
+		s   *snapshot.Snapshot
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := snapshot.Load(paths...)
+		done <- result{s, err}
+	}()
+	select {
+	case r := <-done:
+		return r.s, r.err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("Load(%v) blocked", paths)
+		return nil, nil
+	}
+}
+
+func TestLoadReadsRegularFilesOnly(t *testing.T) {
+	dir := writeFiles(t, one(sub))
+	target := filepath.Join(dir, "state.yaml")
+	fifoDir := t.TempDir()
+	fifo := filepath.Join(fifoDir, "pipe.yaml")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	sockDir := t.TempDir()
+	sock := filepath.Join(sockDir, "s.yaml")
+	ln, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	linked := t.TempDir()
+	require.NoError(t, os.Symlink(target, filepath.Join(linked, "link.yaml")))
+	linkedFifo := t.TempDir()
+	require.NoError(t, os.Symlink(fifo, filepath.Join(linkedFifo, "link.yaml")))
+
+	for _, tt := range []struct {
+		scenario string
+		path     string
+		err      string // "" when the path is read
+	}{
+		{"a named pipe in a folder", fifoDir, fifo + " is not a regular file but a named pipe"},
+		{"a named pipe given as a path", fifo, fifo + " is not a regular file but a named pipe"},
+		{"a link in a folder to a named pipe", linkedFifo, filepath.Join(linkedFifo, "link.yaml") + " is not a regular file but a named pipe"},
+		{"a socket in a folder", sockDir, sock + " is not a regular file but a socket"},
+		{"a socket given as a path", sock, sock + " is not a regular file but a socket"},
+		{"a link in a folder to a regular file", linked, ""},
+		{"a link given as a path to a regular file", filepath.Join(linked, "link.yaml"), ""},
+		{"a folder given as a path", dir, ""},
+	} {
+		t.Run(tt.scenario, func(t *testing.T) {
+			s, err := loadWithin(t, tt.path)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.NoError(t, s.Get(context.Background(), client.ObjectKey{Namespace: "team-a", Name: "etcd"}, &v1alpha1.Subscription{}))
+		})
+	}
+}
+
+func TestLoadReadsThePipeOfProcessSubstitution(t *testing.T) {
+	if _, err := os.Stat("/dev/fd/0"); err != nil {
+		t.Skip("no /dev/fd")
+	}
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	go func() {
+		_, _ = w.WriteString(sub)
+		_ = w.Close()
+	}()
+	s, err := loadWithin(t, fmt.Sprintf("/dev/fd/%d", r.Fd())) // what <(kubectl get ...) names
+	require.NoError(t, err)
+	assert.NoError(t, s.Get(context.Background(), client.ObjectKey{Namespace: "team-a", Name: "etcd"}, &v1alpha1.Subscription{}))
 }
 
 func TestLoadReadsStandardInput(t *testing.T) {
