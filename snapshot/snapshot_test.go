@@ -173,7 +173,7 @@ func one(content string) map[string]string { return map[string]string{"state.yam
 
 // hostileCases are inputs that used to drop an object silently or keep the wrong one.
 func hostileCases() []hostileCase {
-	return slices.Concat(malformedCases(), typeCases(), kindCases(), streamCases(), duplicateCases(), listCases())
+	return slices.Concat(malformedCases(), typeCases(), kindCases(), streamCases(), duplicateCases(), listCases(), valueCases())
 }
 
 // malformedCases: a document that is not an object with apiVersion, kind and a name.
@@ -203,6 +203,42 @@ func malformedCases() []hostileCase {
 			"metadata.namespace: missing: every OperatorCondition lives in a namespace", nil, nil},
 		{"metadata that is a string", one(sub + "---\napiVersion: example.com/v1\nkind: Widget\nmetadata: widget\n"),
 			"document 2 (line 11): metadata: must be an object, not a string (\"widget\")", nil, nil},
+	}
+}
+
+const plan = `apiVersion: operators.coreos.com/v1alpha1
+kind: InstallPlan
+metadata:
+  name: install-abc
+  namespace: team-a
+spec:
+  approval: Manual
+  approved: false
+  clusterServiceVersionNames:
+  - etcd.v0.9.4
+`
+
+// pl is plan with old replaced by new (old must be there).
+func pl(old, new string) string {
+	if !strings.Contains(plan, old) {
+		panic(fmt.Sprintf("plan has no %q", old))
+	}
+	return strings.Replace(plan, old, new, 1)
+}
+
+const thePlan = "operators.coreos.com/v1alpha1 InstallPlan team-a/install-abc"
+
+// valueCases: values of the right type that name nothing, or that OLM or the manager would
+// read as something else.
+func valueCases() []hostileCase {
+	return []hostileCase{
+		{"a plan that names its CSVs", one(plan), "", []string{thePlan}, nil},
+		{"an empty CSV name in a plan", one(sub + "---\n" + pl("  - etcd.v0.9.4\n", "  - etcd.v0.9.4\n  - \"\"\n")),
+			"state.yaml: document 2 (line 19): spec.clusterServiceVersionNames[1]: empty: every item names a ClusterServiceVersion the plan installs", nil, nil},
+		{"an empty CSV name first in a flow list", one(pl("  clusterServiceVersionNames:\n  - etcd.v0.9.4\n", "  clusterServiceVersionNames: ['', etcd.v0.9.4]\n")),
+			"state.yaml: document 1 (line 9): spec.clusterServiceVersionNames[0]: empty", nil, nil},
+		{"an empty CSV name in a List item", one("apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSpace(pl("- etcd.v0.9.4", "- ''")), "\n", "\n  ") + "\n"),
+			"document 1 (line 13): items[0].spec.clusterServiceVersionNames[0]: empty", nil, nil},
 	}
 }
 
