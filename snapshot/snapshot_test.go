@@ -2,6 +2,7 @@ package snapshot_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -14,11 +15,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
@@ -239,7 +242,46 @@ func valueCases() []hostileCase {
 			"state.yaml: document 1 (line 9): spec.clusterServiceVersionNames[0]: empty", nil, nil},
 		{"an empty CSV name in a List item", one("apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSpace(pl("- etcd.v0.9.4", "- ''")), "\n", "\n  ") + "\n"),
 			"document 1 (line 13): items[0].spec.clusterServiceVersionNames[0]: empty", nil, nil},
+		{"a gate mode in lower case", one(sub + "---\napiVersion: tollgate.dev/v1alpha1\nkind: UpgradeGate\nmetadata: {name: etcd, namespace: team-a}\nspec:\n  mode: enforce\n"),
+			`state.yaml: document 2 (line 13): spec.mode: must be Enforce or Audit, not a string ("enforce"): the value is spelled "Enforce" (values are case-sensitive)`, nil, nil},
+		{"an empty gate mode", one(sub + "---\napiVersion: tollgate.dev/v1alpha1\nkind: UpgradeGate\nmetadata: {name: etcd, namespace: team-a}\nspec: {mode: ''}\n"),
+			`state.yaml: document 2 (line 12): spec.mode: must be Enforce or Audit, not a string ("")`, nil, nil},
+		{"a gate without a mode", one(sub + "---\napiVersion: tollgate.dev/v1alpha1\nkind: UpgradeGate\nmetadata: {name: etcd, namespace: team-a}\nspec: {}\n"),
+			"", []string{"tollgate.dev/v1alpha1 UpgradeGate team-a/etcd"}, nil},
+		{"a plan approval in lower case", one(pl("approval: Manual", "approval: manual")),
+			`state.yaml: document 1 (line 7): spec.approval: must be Automatic or Manual, not a string ("manual"): the value is spelled "Manual" (values are case-sensitive)`, nil, nil},
+		{"a plan approval OLM does not know", one(pl("approval: Manual", "approval: Never")),
+			`document 1 (line 7): spec.approval: must be Automatic or Manual, not a string ("Never")`, nil, nil},
+		{"a Subscription approval in lower case", one(sub + "  installPlanApproval: automatic\n"),
+			`state.yaml: document 1 (line 8): spec.installPlanApproval: must be Automatic or Manual, not a string ("automatic"): the value is spelled "Automatic" (values are case-sensitive)`, nil, nil},
+		{"a Subscription approval in a typed list", one("apiVersion: operators.coreos.com/v1alpha1\nkind: SubscriptionList\nitems:\n- metadata: {name: etcd, namespace: team-a}\n  spec: {name: etcd, installPlanApproval: Manaul}\n"),
+			`document 1 (line 5): items[0].spec.installPlanApproval: must be Automatic or Manual, not a string ("Manaul")`, nil, nil},
+		{"a Subscription with either approval", map[string]string{"a.yaml": sub + "  installPlanApproval: Manual\n", "b.yaml": strings.ReplaceAll(sub, "etcd", "other") + "  installPlanApproval: Automatic\n"},
+			"", []string{"operators.coreos.com/v1alpha1 Subscription team-a/etcd", "operators.coreos.com/v1alpha1 Subscription team-a/other"}, nil},
 	}
+}
+
+// TestGateModesAreTheCRDs checks that the loader takes every mode Tollgate's CRD enumerates,
+// and no other: the loader's list comes from the constants whose marker makes the CRD's.
+func TestGateModesAreTheCRDs(t *testing.T) {
+	b, err := os.ReadFile("../config/crd/bases/tollgate.dev_upgradegates.yaml")
+	require.NoError(t, err)
+	var crd apiextensionsv1.CustomResourceDefinition
+	require.NoError(t, yaml.UnmarshalStrict(b, &crd))
+	require.Len(t, crd.Spec.Versions, 1)
+	enum := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["mode"].Enum
+	require.NotEmpty(t, enum)
+	var modes []string
+	for _, v := range enum {
+		var mode string
+		require.NoError(t, json.Unmarshal(v.Raw, &mode))
+		modes = append(modes, mode)
+		_, err := snapshot.Load(writeFiles(t, one(sub+"---\napiVersion: tollgate.dev/v1alpha1\nkind: UpgradeGate\nmetadata: {name: etcd, namespace: team-a}\nspec: {mode: "+mode+"}\n")))
+		assert.NoError(t, err, "mode %s", mode)
+	}
+	_, err = snapshot.Load(writeFiles(t, one(sub+"---\napiVersion: tollgate.dev/v1alpha1\nkind: UpgradeGate\nmetadata: {name: etcd, namespace: team-a}\nspec: {mode: Off}\n")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.mode: must be "+strings.Join(modes[:len(modes)-1], ", ")+" or "+modes[len(modes)-1]+", not")
 }
 
 // typeCases: values that do not fit their field.
