@@ -68,3 +68,24 @@ func TestReplayEscapesWhatTheLogSays(t *testing.T) {
 	assert.Contains(t, table, "demo/etcd")
 	assert.NotContains(t, table, "\x1b", "an escape sequence from the log reaches the terminal")
 }
+
+// TestReplayNamesALineLongerThanTheCap: a line past the decision log's cap is named, with
+// the cap, rather than reported as a scanner's token.
+func TestReplayNamesALineLongerThanTheCap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "decisions.log")
+	sink, err := decisionlog.Open(path, decisionlog.HTTPOptions{})
+	require.NoError(t, err)
+	sub := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "etcd"}}
+	dec := &approval.Decision{
+		Document: &input.Document{Doc: map[string]any{"now": "2026-11-20T12:00:00Z"}, Subscription: sub},
+		Result:   &engine.Result{Revision: "0123456789ab", Decision: engine.Decision{Allowed: true}},
+	}
+	decisionlog.New(sink, decisionlog.Options{Log: logr.Discard()}).Decision(dec)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(path, fi.Size()+decisionlog.MaxLine)) // line 2: sparse, never written
+
+	_, _, err = run(t, "eval", "--replay", path)
+	require.Error(t, err)
+	assert.Equal(t, "--replay "+path+": line 2: longer than the cap of 64 MiB", err.Error())
+}
