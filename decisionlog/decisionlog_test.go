@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -181,6 +182,37 @@ func TestReadNamesTheBadLine(t *testing.T) {
 	_, err := decisionlog.Read(&buf)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "line 3")
+}
+
+// repeatReader reads its byte forever.
+type repeatReader byte
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
+}
+
+func TestReadNamesALineLongerThanTheCap(t *testing.T) {
+	var buf bytes.Buffer
+	newLogger(decisionlog.NewWriterSink(&buf), false).Decision(heldDecision())
+	buf.WriteString("\n")
+	for _, tt := range []struct {
+		scenario string
+		size     int // of line 3, without its newline
+		err      string
+	}{
+		{"a line that fills the cap with its newline is read (and is no event)", decisionlog.MaxLine - 1, "line 3: not a decision log event"},
+		{"a line one byte longer", decisionlog.MaxLine, "line 3: longer than the cap of 64 MiB"},
+	} {
+		t.Run(tt.scenario, func(t *testing.T) {
+			line := io.LimitReader(repeatReader(' '), int64(tt.size-1))
+			_, err := decisionlog.Read(io.MultiReader(bytes.NewReader(buf.Bytes()), strings.NewReader("x"), line, strings.NewReader("\n")))
+			require.Error(t, err)
+			assert.True(t, strings.HasPrefix(err.Error(), tt.err), "%q starts with %q", err, tt.err)
+		})
+	}
 }
 
 func decode(t *testing.T, line []byte) map[string]any {

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -113,16 +114,18 @@ type Logged struct {
 	Decision *engine.Decision
 }
 
-// maxLine bounds one event's line when reading a log back.
-const maxLine = 64 << 20
+// MaxLine bounds one event's line when reading a log back.
+const MaxLine = 64 << 20
 
 // Read reads a decision log: one JSON event per line (blank lines are skipped). Numbers in
-// the input stay exact (json.Number). A line that is no event is an error naming it.
+// the input stay exact (json.Number). A line that is no event, or that is longer than
+// MaxLine, is an error naming it.
 func Read(r io.Reader) ([]Logged, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
 	var out []Logged
-	for n := 1; sc.Scan(); n++ {
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
@@ -134,7 +137,9 @@ func Read(r io.Reader) ([]Logged, error) {
 		l.Line = n
 		out = append(out, l)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("line %d: longer than the cap of %d MiB", n, MaxLine>>20)
+	} else if err != nil {
 		return nil, fmt.Errorf("read the decision log: %w", err)
 	}
 	return out, nil

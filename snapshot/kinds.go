@@ -207,6 +207,9 @@ func validate(obj map[string]any, gvk schema.GroupVersionKind) error {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, typed); err != nil {
 			return fmt.Errorf("cannot be read as a %s: %w", gvk.Kind, err)
 		}
+		if err := checkValues(obj, gvk.GroupKind()); err != nil {
+			return err
+		}
 	} else if err := checkType(obj["metadata"], reflect.TypeFor[metav1.ObjectMeta](), path{"metadata"}, true); err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func (l *loader) path(root string) error {
 		return err
 	}
 	if !fi.IsDir() {
-		return l.readFile(root) // a file named on the command line, whatever its extension
+		return l.readFile(root, pipeFromShell(root)) // a file named on the command line, whatever its extension
 	}
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -106,18 +106,21 @@ func (l *loader) path(root string) error {
 		if d.IsDir() || (ext != ".yaml" && ext != ".yml" && ext != ".json") {
 			return nil
 		}
-		return l.readFile(p)
+		return l.readFile(p, false)
 	})
 }
 
-// readFile reads a regular file (or a named pipe, as `<(kubectl get ...)` gives) of at most
-// MaxFileSize; a device such as /dev/zero, a socket or a larger file is refused unread.
-func (l *loader) readFile(name string) error {
+// readFile reads a regular file of at most MaxFileSize; a symbolic link counts as what it
+// points to. Anything else — a named pipe, a socket, a device such as /dev/zero, a larger
+// file — is refused unopened: opening a named pipe waits for a writer that may never come,
+// and a device may never end. pipeOK lets a pipe through: one the shell hands over for
+// `<(kubectl get ...)`, whose writer is running already.
+func (l *loader) readFile(name string, pipeOK bool) error {
 	fi, err := os.Stat(name) // follows a symbolic link: what it points to counts
 	if err != nil {
 		return err
 	}
-	if err := readable(name, fi); err != nil {
+	if err := readable(name, fi, pipeOK); err != nil {
 		return err
 	}
 	f, err := os.Open(name)
@@ -128,7 +131,7 @@ func (l *loader) readFile(name string) error {
 	if fi, err = f.Stat(); err != nil { // what was opened, should the path have changed
 		return err
 	}
-	if err := readable(name, fi); err != nil {
+	if err := readable(name, fi, pipeOK); err != nil {
 		return err
 	}
 	b, err := readCapped(name, f)
@@ -139,10 +142,31 @@ func (l *loader) readFile(name string) error {
 	return nil
 }
 
-func readable(name string, fi fs.FileInfo) error {
-	if !fi.Mode().IsRegular() && fi.Mode().Type() != fs.ModeNamedPipe {
+// pipeFromShell says whether name is how a shell passes the output of a command as a file
+// (`<(kubectl get ...)`): /dev/fd/N, or /proc/self/fd/N as zsh writes it. Such a pipe is
+// open already, so reading it does not wait for a writer; a named pipe made with mkfifo
+// would.
+func pipeFromShell(name string) bool {
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
+		if n, ok := strings.CutPrefix(name, dir); ok {
+			_, err := strconv.ParseUint(n, 10, 31)
+			return err == nil
+		}
+	}
+	return false
+}
+
+func readable(name string, fi fs.FileInfo, pipeOK bool) error {
+	if fi.Mode().Type() == fs.ModeNamedPipe && pipeOK {
+		return nil // its size says nothing; readCapped caps what is read
+	}
+	if !fi.Mode().IsRegular() {
 		what := "a special file"
 		switch {
+		case fi.IsDir():
+			what = "a folder" // a link in a folder to a folder: a walk does not follow links
+		case fi.Mode()&fs.ModeNamedPipe != 0:
+			what = "a named pipe"
 		case fi.Mode()&fs.ModeDevice != 0:
 			what = "a device"
 		case fi.Mode()&fs.ModeSocket != 0:

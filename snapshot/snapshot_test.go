@@ -2,21 +2,26 @@ package snapshot_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
@@ -171,7 +176,7 @@ func one(content string) map[string]string { return map[string]string{"state.yam
 
 // hostileCases are inputs that used to drop an object silently or keep the wrong one.
 func hostileCases() []hostileCase {
-	return slices.Concat(malformedCases(), typeCases(), kindCases(), streamCases(), duplicateCases(), listCases())
+	return slices.Concat(malformedCases(), typeCases(), kindCases(), streamCases(), duplicateCases(), listCases(), valueCases())
 }
 
 // malformedCases: a document that is not an object with apiVersion, kind and a name.
@@ -202,6 +207,81 @@ func malformedCases() []hostileCase {
 		{"metadata that is a string", one(sub + "---\napiVersion: example.com/v1\nkind: Widget\nmetadata: widget\n"),
 			"document 2 (line 11): metadata: must be an object, not a string (\"widget\")", nil, nil},
 	}
+}
+
+const plan = `apiVersion: operators.coreos.com/v1alpha1
+kind: InstallPlan
+metadata:
+  name: install-abc
+  namespace: team-a
+spec:
+  approval: Manual
+  approved: false
+  clusterServiceVersionNames:
+  - etcd.v0.9.4
+`
+
+// pl is plan with old replaced by new (old must be there).
+func pl(old, new string) string {
+	if !strings.Contains(plan, old) {
+		panic(fmt.Sprintf("plan has no %q", old))
+	}
+	return strings.Replace(plan, old, new, 1)
+}
+
+const thePlan = "operators.coreos.com/v1alpha1 InstallPlan team-a/install-abc"
+
+// valueCases: values of the right type that name nothing, or that OLM or the manager would
+// read as something else.
+func valueCases() []hostileCase {
+	return []hostileCase{
+		{"a plan that names its CSVs", one(plan), "", []string{thePlan}, nil},
+		{"an empty CSV name in a plan", one(sub + "---\n" + pl("  - etcd.v0.9.4\n", "  - etcd.v0.9.4\n  - \"\"\n")),
+			"state.yaml: document 2 (line 19): spec.clusterServiceVersionNames[1]: empty: every item names a ClusterServiceVersion the plan installs", nil, nil},
+		{"an empty CSV name first in a flow list", one(pl("  clusterServiceVersionNames:\n  - etcd.v0.9.4\n", "  clusterServiceVersionNames: ['', etcd.v0.9.4]\n")),
+			"state.yaml: document 1 (line 9): spec.clusterServiceVersionNames[0]: empty", nil, nil},
+		{"an empty CSV name in a List item", one("apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSpace(pl("- etcd.v0.9.4", "- ''")), "\n", "\n  ") + "\n"),
+			"document 1 (line 13): items[0].spec.clusterServiceVersionNames[0]: empty", nil, nil},
+		{"a gate mode in lower case", one(sub + "---\napiVersion: tollgate.dev/v1alpha1\nkind: UpgradeGate\nmetadata: {name: etcd, namespace: team-a}\nspec:\n  mode: enforce\n"),
+			`state.yaml: document 2 (line 13): spec.mode: must be Enforce or Audit, not a string ("enforce"): the value is spelled "Enforce" (values are case-sensitive)`, nil, nil},
+		{"an empty gate mode", one(sub + "---\napiVersion: tollgate.dev/v1alpha1\nkind: UpgradeGate\nmetadata: {name: etcd, namespace: team-a}\nspec: {mode: ''}\n"),
+			`state.yaml: document 2 (line 12): spec.mode: must be Enforce or Audit, not a string ("")`, nil, nil},
+		{"a gate without a mode", one(sub + "---\napiVersion: tollgate.dev/v1alpha1\nkind: UpgradeGate\nmetadata: {name: etcd, namespace: team-a}\nspec: {}\n"),
+			"", []string{"tollgate.dev/v1alpha1 UpgradeGate team-a/etcd"}, nil},
+		{"a plan approval in lower case", one(pl("approval: Manual", "approval: manual")),
+			`state.yaml: document 1 (line 7): spec.approval: must be Automatic or Manual, not a string ("manual"): the value is spelled "Manual" (values are case-sensitive)`, nil, nil},
+		{"a plan approval OLM does not know", one(pl("approval: Manual", "approval: Never")),
+			`document 1 (line 7): spec.approval: must be Automatic or Manual, not a string ("Never")`, nil, nil},
+		{"a Subscription approval in lower case", one(sub + "  installPlanApproval: automatic\n"),
+			`state.yaml: document 1 (line 8): spec.installPlanApproval: must be Automatic or Manual, not a string ("automatic"): the value is spelled "Automatic" (values are case-sensitive)`, nil, nil},
+		{"a Subscription approval in a typed list", one("apiVersion: operators.coreos.com/v1alpha1\nkind: SubscriptionList\nitems:\n- metadata: {name: etcd, namespace: team-a}\n  spec: {name: etcd, installPlanApproval: Manaul}\n"),
+			`document 1 (line 5): items[0].spec.installPlanApproval: must be Automatic or Manual, not a string ("Manaul")`, nil, nil},
+		{"a Subscription with either approval", map[string]string{"a.yaml": sub + "  installPlanApproval: Manual\n", "b.yaml": strings.ReplaceAll(sub, "etcd", "other") + "  installPlanApproval: Automatic\n"},
+			"", []string{"operators.coreos.com/v1alpha1 Subscription team-a/etcd", "operators.coreos.com/v1alpha1 Subscription team-a/other"}, nil},
+	}
+}
+
+// TestGateModesAreTheCRDs checks that the loader takes every mode Tollgate's CRD enumerates,
+// and no other: the loader's list comes from the constants whose marker makes the CRD's.
+func TestGateModesAreTheCRDs(t *testing.T) {
+	b, err := os.ReadFile("../config/crd/bases/tollgate.dev_upgradegates.yaml")
+	require.NoError(t, err)
+	var crd apiextensionsv1.CustomResourceDefinition
+	require.NoError(t, yaml.UnmarshalStrict(b, &crd))
+	require.Len(t, crd.Spec.Versions, 1)
+	enum := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["mode"].Enum
+	require.NotEmpty(t, enum)
+	var modes []string
+	for _, v := range enum {
+		var mode string
+		require.NoError(t, json.Unmarshal(v.Raw, &mode))
+		modes = append(modes, mode)
+		_, err := snapshot.Load(writeFiles(t, one(sub+"---\napiVersion: tollgate.dev/v1alpha1\nkind: UpgradeGate\nmetadata: {name: etcd, namespace: team-a}\nspec: {mode: "+mode+"}\n")))
+		assert.NoError(t, err, "mode %s", mode)
+	}
+	_, err = snapshot.Load(writeFiles(t, one(sub+"---\napiVersion: tollgate.dev/v1alpha1\nkind: UpgradeGate\nmetadata: {name: etcd, namespace: team-a}\nspec: {mode: Off}\n")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.mode: must be "+strings.Join(modes[:len(modes)-1], ", ")+" or "+modes[len(modes)-1]+", not")
 }
 
 // typeCases: values that do not fit their field.
@@ -442,6 +522,86 @@ func TestLoadRefusesDevicesAndFilesTooLarge(t *testing.T) {
 	_, err = snapshot.Load(huge)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "is larger than 64 MiB, the most a snapshot file may hold")
+}
+
+// loadWithin is Load that fails the test, rather than hanging it, when Load blocks.
+func loadWithin(t *testing.T, paths ...string) (*snapshot.Snapshot, error) {
+	t.Helper()
+	type result struct {
+		s   *snapshot.Snapshot
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := snapshot.Load(paths...)
+		done <- result{s, err}
+	}()
+	select {
+	case r := <-done:
+		return r.s, r.err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("Load(%v) blocked", paths)
+		return nil, nil
+	}
+}
+
+func TestLoadReadsRegularFilesOnly(t *testing.T) {
+	dir := writeFiles(t, one(sub))
+	target := filepath.Join(dir, "state.yaml")
+	fifoDir := t.TempDir()
+	fifo := filepath.Join(fifoDir, "pipe.yaml")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	sockDir := t.TempDir()
+	sock := filepath.Join(sockDir, "s.yaml")
+	ln, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	linked := t.TempDir()
+	require.NoError(t, os.Symlink(target, filepath.Join(linked, "link.yaml")))
+	linkedFifo := t.TempDir()
+	require.NoError(t, os.Symlink(fifo, filepath.Join(linkedFifo, "link.yaml")))
+
+	for _, tt := range []struct {
+		scenario string
+		path     string
+		err      string // "" when the path is read
+	}{
+		{"a named pipe in a folder", fifoDir, fifo + " is not a regular file but a named pipe"},
+		{"a named pipe given as a path", fifo, fifo + " is not a regular file but a named pipe"},
+		{"a link in a folder to a named pipe", linkedFifo, filepath.Join(linkedFifo, "link.yaml") + " is not a regular file but a named pipe"},
+		{"a socket in a folder", sockDir, sock + " is not a regular file but a socket"},
+		{"a socket given as a path", sock, sock + " is not a regular file but a socket"},
+		{"a link in a folder to a regular file", linked, ""},
+		{"a link given as a path to a regular file", filepath.Join(linked, "link.yaml"), ""},
+		{"a folder given as a path", dir, ""},
+	} {
+		t.Run(tt.scenario, func(t *testing.T) {
+			s, err := loadWithin(t, tt.path)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.NoError(t, s.Get(context.Background(), client.ObjectKey{Namespace: "team-a", Name: "etcd"}, &v1alpha1.Subscription{}))
+		})
+	}
+}
+
+func TestLoadReadsThePipeOfProcessSubstitution(t *testing.T) {
+	if _, err := os.Stat("/dev/fd/0"); err != nil {
+		t.Skip("no /dev/fd")
+	}
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	go func() {
+		_, _ = w.WriteString(sub)
+		_ = w.Close()
+	}()
+	s, err := loadWithin(t, fmt.Sprintf("/dev/fd/%d", r.Fd())) // what <(kubectl get ...) names
+	require.NoError(t, err)
+	assert.NoError(t, s.Get(context.Background(), client.ObjectKey{Namespace: "team-a", Name: "etcd"}, &v1alpha1.Subscription{}))
 }
 
 func TestLoadReadsStandardInput(t *testing.T) {

@@ -21,6 +21,9 @@ const (
 	replaySame          = "same"
 	replayDifferent     = "DIFFERENT"
 	replayNotReplayable = "not replayable"
+	// replayInputEdited is an event whose input is not the one its input_digest was taken of:
+	// its logged decision is not a decision on that input, so comparing them says nothing.
+	replayInputEdited = "INPUT EDITED"
 )
 
 // replayReport is the output of `tollgate eval --replay`; cmd/tollgate/README.md documents it.
@@ -30,6 +33,7 @@ type replayReport struct {
 	Same           int           `json:"same"`
 	Different      int           `json:"different"`
 	NotReplayable  int           `json:"notReplayable"`
+	InputEdited    int           `json:"inputEdited"`
 }
 
 type replayEvent struct {
@@ -93,6 +97,8 @@ func runReplay(ctx context.Context, stdout io.Writer, f evalFlags) error {
 			report.Same++
 		case replayDifferent:
 			report.Different++
+		case replayInputEdited:
+			report.InputEdited++
 		default:
 			report.NotReplayable++
 		}
@@ -102,8 +108,15 @@ func runReplay(ctx context.Context, stdout io.Writer, f evalFlags) error {
 	if err := f.output.print(stdout, printable{doc: report, human: human}); err != nil {
 		return err
 	}
+	var differences []string
 	if report.Different > 0 {
-		return &exitError{code: exitDenied, err: fmt.Errorf("%d of %d logged decisions come out differently with these policies", report.Different, len(report.Events))}
+		differences = append(differences, fmt.Sprintf("%d of %d logged decisions come out differently with these policies", report.Different, len(report.Events)))
+	}
+	if report.InputEdited > 0 {
+		differences = append(differences, fmt.Sprintf("%d of %d logged inputs are not the ones their input_digest was taken of", report.InputEdited, len(report.Events)))
+	}
+	if len(differences) > 0 {
+		return &exitError{code: exitDenied, err: errors.New(strings.Join(differences, "; "))}
 	}
 	return nil
 }
@@ -163,7 +176,24 @@ func replayOne(ctx context.Context, eng *engine.Engine, l decisionlog.Logged) re
 	if res.Err != nil {
 		ev.Reason = res.Err.Error()
 	}
+	if edited := inputEdited(l.Event); edited != "" {
+		ev.Outcome, ev.Reason = replayInputEdited, edited
+	}
 	return ev
+}
+
+// inputEdited says why ev's input is not the one it was logged with, or "" when it is: the
+// logger writes the digest of the input it logs (engine.Digest), so an input that does not
+// have it, or an event without one, was edited after it was logged. The digest leaves out
+// input.now, so an edited clock is not seen.
+func inputEdited(ev decisionlog.Event) string {
+	if ev.InputDigest == "" {
+		return "no input_digest: Tollgate logs one with every input"
+	}
+	if d := engine.Digest(ev.Input); d != ev.InputDigest {
+		return fmt.Sprintf("digest mismatch: the input's digest is %s, input_digest says %s", d, ev.InputDigest)
+	}
+	return ""
 }
 
 // subscriptionOf is input.subscription.metadata's namespace and name.
@@ -180,15 +210,23 @@ func renderReplayTable(w io.Writer, r *replayReport, o printers.TableOptions) er
 	t := o.NewTable(w, "DECISION ID", "PATH", "SUBSCRIPTION", "LOGGED", "REPLAYED", "OUTCOME")
 	for _, e := range r.Events {
 		outcome := e.Outcome
-		if e.Reason != "" && e.Outcome == replayNotReplayable {
+		switch {
+		case e.Reason != "" && e.Outcome == replayNotReplayable:
 			outcome += " (" + e.Reason + ")"
+		case e.Outcome == replayInputEdited:
+			what, _, _ := strings.Cut(e.Reason, ":") // the digests are in -o json
+			outcome += " (" + what + ")"
 		}
 		t.Row(e.DecisionID, e.Path, e.Namespace+"/"+e.Name, e.Logged.String(), e.Replayed.String(), outcome)
 	}
 	if err := t.Flush(); err != nil {
 		return err
 	}
-	o.Title(w, "\n%d events replayed with policy revision %s: %d same, %d different, %d not replayable\n",
-		len(r.Events), printers.Escape(r.PolicyRevision), r.Same, r.Different, r.NotReplayable)
+	edited := ""
+	if r.InputEdited > 0 { // said only when there are any: the line is unchanged otherwise
+		edited = fmt.Sprintf(", %d input edited", r.InputEdited)
+	}
+	o.Title(w, "\n%d events replayed with policy revision %s: %d same, %d different, %d not replayable%s\n",
+		len(r.Events), printers.Escape(r.PolicyRevision), r.Same, r.Different, r.NotReplayable, edited)
 	return nil
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -67,4 +70,94 @@ func TestReplayEscapesWhatTheLogSays(t *testing.T) {
 	require.ErrorContains(t, err, "come out differently") // the logged input is not a whole document
 	assert.Contains(t, table, "demo/etcd")
 	assert.NotContains(t, table, "\x1b", "an escape sequence from the log reaches the terminal")
+}
+
+// TestReplayNamesALineLongerThanTheCap: a line past the decision log's cap is named, with
+// the cap, rather than reported as a scanner's token.
+func TestReplayNamesALineLongerThanTheCap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "decisions.log")
+	sink, err := decisionlog.Open(path, decisionlog.HTTPOptions{})
+	require.NoError(t, err)
+	sub := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "etcd"}}
+	dec := &approval.Decision{
+		Document: &input.Document{Doc: map[string]any{"now": "2026-11-20T12:00:00Z"}, Subscription: sub},
+		Result:   &engine.Result{Revision: "0123456789ab", Decision: engine.Decision{Allowed: true}},
+	}
+	decisionlog.New(sink, decisionlog.Options{Log: logr.Discard()}).Decision(dec)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(path, fi.Size()+decisionlog.MaxLine)) // line 2: sparse, never written
+
+	_, _, err = run(t, "eval", "--replay", path)
+	require.Error(t, err)
+	assert.Equal(t, "--replay "+path+": line 2: longer than the cap of 64 MiB", err.Error())
+}
+
+// TestReplayFlagsAnEditedInput: an event whose input is not the one its input_digest was
+// taken of is not compared as if it were: it is its own outcome, counted, and exit status 3.
+func TestReplayFlagsAnEditedInput(t *testing.T) {
+	ctx := context.Background()
+	eng, err := engine.New(ctx, engine.Options{})
+	require.NoError(t, err)
+	doc := map[string]any{"now": "2026-11-20T12:00:00Z", "subscription": map[string]any{"metadata": map[string]any{"namespace": "demo", "name": "etcd"}}}
+	res := eng.Evaluate(ctx, doc)
+	var buf bytes.Buffer
+	log := decisionlog.New(decisionlog.NewWriterSink(&buf), decisionlog.Options{Log: logr.Discard()})
+	for range 3 {
+		log.Decision(&approval.Decision{Document: &input.Document{Doc: doc, Subscription: &v1alpha1.Subscription{}}, Result: res})
+	}
+	lines := strings.SplitAfter(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 3)
+	edit := func(line string, change func(ev map[string]any)) string {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &ev))
+		change(ev)
+		b, err := json.Marshal(ev)
+		require.NoError(t, err)
+		return string(b) + "\n"
+	}
+	dir := t.TempDir()
+	write := func(name string, lines ...string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(strings.Join(lines, "")), 0o600))
+		return p
+	}
+	untouched := write("untouched.log", lines[0])
+	edited := write("edited.log",
+		lines[0],
+		edit(lines[1], func(ev map[string]any) {
+			ev["input"].(map[string]any)["subscription"].(map[string]any)["metadata"].(map[string]any)["name"] = "other"
+		}),
+		edit(lines[2], func(ev map[string]any) { delete(ev, "input_digest") }))
+
+	t.Run("an untouched event replays the same", func(t *testing.T) {
+		stdout, _, err := run(t, "eval", "--replay", untouched)
+		require.NoError(t, err)
+		assert.Contains(t, stdout, " same\n")
+		assert.Contains(t, stdout, ": 1 same, 0 different, 0 not replayable\n", "the summary says nothing of edited inputs when there are none")
+	})
+	t.Run("edited events are their own outcome, in JSON", func(t *testing.T) {
+		stdout, _, err := run(t, "eval", "--replay", edited, "-o", "json")
+		require.Error(t, err)
+		assert.Equal(t, exitDenied, exitCode(err))
+		assert.Contains(t, err.Error(), "2 of 3 logged inputs are not the ones their input_digest was taken of")
+		var rep replayReport
+		require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+		assert.Equal(t, []string{replaySame, replayInputEdited, replayInputEdited}, []string{rep.Events[0].Outcome, rep.Events[1].Outcome, rep.Events[2].Outcome})
+		assert.Equal(t, 1, rep.Same)
+		assert.Equal(t, 0, rep.Different)
+		assert.Equal(t, 2, rep.InputEdited)
+		assert.Contains(t, rep.Events[1].Reason, "digest mismatch: the input's digest is ")
+		assert.Contains(t, rep.Events[1].Reason, ", input_digest says "+engine.Digest(doc))
+		assert.Equal(t, "no input_digest: Tollgate logs one with every input", rep.Events[2].Reason)
+		assert.NotNil(t, rep.Events[1].Replayed, "what the edited input decides is still shown")
+	})
+	t.Run("edited events are their own outcome, in the table", func(t *testing.T) {
+		stdout, _, err := run(t, "eval", "--replay", edited)
+		require.Error(t, err)
+		assert.Equal(t, exitDenied, exitCode(err))
+		assert.Contains(t, stdout, "INPUT EDITED (digest mismatch)")
+		assert.Contains(t, stdout, "INPUT EDITED (no input_digest)")
+		assert.Contains(t, stdout, ": 1 same, 0 different, 0 not replayable, 2 input edited\n")
+	})
 }
