@@ -281,7 +281,9 @@ func crdManifest(crd apiextensionsv1.CustomResourceDefinition) map[string]any {
 // plane from the roles labelled for it) cannot be a CSV's clusterPermissions, which OLM turns
 // into a ClusterRole of fixed rules. The file's bindings are left out: OLM creates a bundled
 // ClusterRoleBinding as it is written, and its subject's namespace, the install namespace, is
-// known only at install time (bundles/README.md has the binding the admin creates).
+// known only at install time (bundles/README.md has the binding the admin creates). The
+// UpgradeGate viewer and editor roles of config/rbac are not read: OLM creates their like for
+// every CRD a CSV owns, aggregated into the built-in view, edit and admin.
 func clusterRoles(path string) ([]rbacv1.ClusterRole, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
