@@ -157,14 +157,14 @@ image: ## Build the container image into bin/image (an OCI layout, no Docker nee
 RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
 .PHONY: release
-release: ## Build the kubectl-tollgate archives, sha256sums.txt and the krew manifest into bin/release.
+release: ## Build the kubectl-tollgate archives (binary, LICENSE, README.md), sha256sums.txt and the krew manifest into bin/release.
 	rm -rf bin/release
 	@for p in $(RELEASE_PLATFORMS); do \
 		echo "building kubectl-tollgate for $$p"; \
 		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -ldflags "-s -w $(VERSION_LDFLAGS)" \
 			-o bin/release/$${p%/*}_$${p#*/}/kubectl-tollgate ./cmd/tollgate; \
 	done
-	$(GO) run ./hack/release -dir bin/release -version $(VERSION)
+	$(GO) run ./hack/release -dir bin/release -version $(VERSION) -extra LICENSE,README.md
 	@cat bin/release/sha256sums.txt
 
 .PHONY: controlplane

@@ -99,6 +99,7 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err := r.operands.watch(ctx, req.NamespacedName, doc.OperandGVKs, doc.OperandNamespaces); err != nil {
 		return ctrl.Result{}, r.count("gather", err)
 	}
+	unreadableOperandKinds.WithLabelValues(req.Namespace, req.Name).Set(float64(len(doc.UnreadableOperandKinds)))
 	if wait := r.deferral(gate, doc); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
@@ -199,6 +200,7 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 			return nil, fmt.Errorf("get subscription %s: %w", key, err)
 		}
 		blockedSubscriptions.DeleteLabelValues(key.Namespace, key.Name)
+		unreadableOperandKinds.DeleteLabelValues(key.Namespace, key.Name)
 		r.operands.forget(key)
 		r.written.forget(key)
 		r.planning.since.Delete(key)

@@ -23,6 +23,12 @@ var (
 		Name: "tollgate_blocked_subscriptions",
 		Help: "Subscriptions whose upgrade is currently denied (1), by namespace and name.",
 	}, []string{"namespace", "name"})
+	// unreadableOperandKinds is what a gate's health says with reason OperandsUnreadable, as a
+	// number an alert can watch: most often a missing tollgate-operand-reader binding or rule.
+	unreadableOperandKinds = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tollgate_unreadable_operand_kinds",
+		Help: "Operand kinds of a Subscription's operator that Tollgate may not read (its health is Unknown until granted), by namespace and name.",
+	}, []string{"namespace", "name"})
 	reconcileErrorsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tollgate_reconcile_errors_total",
 		Help: "Reconcile errors, by the step that failed (gate, gather, approve, status, policy).",
@@ -30,5 +36,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(decisionsTotal, evaluationSeconds, approvalsTotal, blockedSubscriptions, reconcileErrorsTotal)
+	metrics.Registry.MustRegister(decisionsTotal, evaluationSeconds, approvalsTotal, blockedSubscriptions, unreadableOperandKinds, reconcileErrorsTotal)
 }

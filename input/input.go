@@ -82,6 +82,9 @@ type Document struct {
 	// OperandNamespaces are where those operands were read: the OperatorGroup's target
 	// namespaces; nil means every namespace.
 	OperandNamespaces []string
+	// UnreadableOperandKinds are the operand kinds Tollgate may not read (the document's
+	// unreadableOperandKinds), so the manager can count them in a metric.
+	UnreadableOperandKinds []schema.GroupVersionKind
 }
 
 // SetPeers sets installPlanPeers (policies/README.md) in the document.
@@ -123,6 +126,9 @@ func (b *Builder) Build(ctx context.Context, key types.NamespacedName) (*Documen
 	}
 	d.InstalledCSV, d.PendingInstallPlans = st.installedCSV, st.pending
 	d.OperandGVKs, d.OperandNamespaces = gvks(st.operandKinds), st.targets
+	for _, u := range st.unreadable {
+		d.UnreadableOperandKinds = append(d.UnreadableOperandKinds, u.Kind.GroupVersionKind)
+	}
 	if gate, ok := st.gate.(*tollgatev1alpha1.UpgradeGate); ok {
 		d.Gate = gate
 	}

@@ -70,11 +70,12 @@ type catalogSourceEval struct {
 	LastObservedState string `json:"lastObservedState"`
 }
 
-// printable is the report in every output format: -o name lists the Subscriptions.
-func (r *evalReport) printable() printable {
+// printable is the report in every output format: -o name lists the Subscriptions. only
+// names the one table of -o table and wide to print ("" for all three).
+func (r *evalReport) printable(only string) printable {
 	return printable{
 		doc:   r,
-		human: func(w io.Writer, o printers.TableOptions) error { return renderEvalTable(w, r, o) },
+		human: func(w io.Writer, o printers.TableOptions) error { return renderEvalTable(w, r, o, only) },
 		names: func() []printers.Ref {
 			refs := make([]printers.Ref, len(r.Subscriptions))
 			for i, s := range r.Subscriptions {
@@ -97,6 +98,25 @@ type evalFlags struct {
 	output     *outputFlags
 	failOnDeny bool
 	replay     string // a decision log to re-evaluate (replay.go)
+	only       string // the one table to print: subscriptions, plans or catalogs
+}
+
+// evalTables are the tables of eval's -o table and wide, as --only names them.
+var evalTables = []string{"subscriptions", "plans", "catalogs"}
+
+// checkTables refuses --no-headers over eval's three tables, whose rows would run together
+// under different columns, and an --only that names no table or goes with another format.
+func (f *evalFlags) checkTables() error {
+	tables := f.output.effective() == "table" || f.output.effective() == "wide"
+	switch {
+	case f.only != "" && !slices.Contains(evalTables, f.only):
+		return fmt.Errorf("unknown --only %q: use one of %s", f.only, strings.Join(evalTables, ", "))
+	case f.only != "" && !tables:
+		return fmt.Errorf("--only picks a table of -o table or -o wide, not of -o %s", f.output.effective())
+	case f.output.noHeaders && f.only == "" && tables:
+		return fmt.Errorf("--no-headers prints rows only, and eval prints three tables with different columns: pick one with --only %s", strings.Join(evalTables, "|"))
+	}
+	return nil
 }
 
 func newEvalCommand() *cobra.Command {
@@ -136,6 +156,9 @@ no cluster, so the policy ConfigMaps are not read: pass their modules with --pol
   # with a policy pack, as JSON for jq
   tollgate eval --snapshot state.yaml --bundle bundles/packs/window -o json | jq '.installPlans[] | select(.approve)'
 
+  # the InstallPlans it would approve, one row each, for awk
+  tollgate eval --snapshot state.yaml --only plans --no-headers | awk '$3 == "yes" {print $1 "/" $2}'
+
   # would a candidate policy have decided last week's upgrades the same way?
   tollgate eval --replay decisions.log --policy-dir candidate/`,
 		Args: cobra.NoArgs,
@@ -147,6 +170,8 @@ no cluster, so the policy ConfigMaps are not read: pass their modules with --pol
 	f.policy.bind(cmd)
 	f.decision.bind(cmd)
 	f.output.bind(cmd)
+	cmd.Flags().StringVar(&f.only, "only", "", "print one table of -o table or wide: "+strings.Join(evalTables, ", ")+" (with --no-headers, which needs one)")
+	_ = cmd.RegisterFlagCompletionFunc("only", cobra.FixedCompletions(evalTables, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().BoolVar(&f.failOnDeny, "fail-on-deny", false, fmt.Sprintf("exit with status %d when any Subscription's upgrade is denied", exitDenied))
 	cmd.Flags().StringVar(&f.replay, "replay", "", "instead of --snapshot: re-evaluate the decisions of the decision log `FILE` written by 'tollgate run --decision-log' ('-' reads standard input) with the embedded policies, --bundle and --policy-dir (no cluster: the policy ConfigMaps are not read), and say which come out differently (exit status 3 if any, or if a logged input does not match its input_digest)")
 	return cmd
@@ -162,6 +187,9 @@ func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if err := f.output.validate(); err != nil {
 		return err
 	}
+	if err := f.checkTables(); err != nil {
+		return err
+	}
 	off, err := openOffline(ctx, f.snapshot, f.policy, f.decision, stderr)
 	if err != nil {
 		return err
@@ -170,7 +198,7 @@ func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := f.output.print(stdout, report.printable()); err != nil {
+	if err := f.output.print(stdout, report.printable(f.only)); err != nil {
 		return err
 	}
 	if f.failOnDeny && report.denied() {

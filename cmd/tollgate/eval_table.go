@@ -11,30 +11,42 @@ import (
 // renderEvalTable prints an eval report for a person: one line per Subscription, InstallPlan
 // and CatalogSource, and the denials under their Subscription. Text from the snapshot and
 // the policies is escaped (printers.Escape; the tables escape their cells). -o wide adds
-// whether each Subscription is up to date and its overridden codes; --no-headers prints the
-// rows of the three tables only.
-func renderEvalTable(w io.Writer, r *evalReport, o printers.TableOptions) error {
-	o.Title(w, "Evaluated at %s with policy revision %s.\n\n", printers.Escape(r.Now), printers.Escape(r.PolicyRevision))
-	o.Title(w, "SUBSCRIPTIONS (%d)\n", len(r.Subscriptions))
-	t := o.NewTable(w, o.Columns([]string{"NAMESPACE", "NAME", "PACKAGE", "INSTALLED", "CURRENT", "STATE", "APPROVAL", "MODE", "UPGRADE"}, "UP TO DATE", "OVERRIDDEN")...)
-	for _, s := range r.Subscriptions {
-		t.Row(o.Columns([]string{s.Namespace, s.Name, s.Package, s.InstalledCSV, s.CurrentCSV, s.State, s.Approval, s.Mode, verdictWord(s.Decision)},
-			yesNo(s.UpToDate), strings.Join(overriddenCodes(s.Decision), ", "))...)
+// whether each Subscription is up to date and its overridden codes; only, when not "", is the
+// one table to print (--only), and --no-headers then prints its rows alone.
+func renderEvalTable(w io.Writer, r *evalReport, o printers.TableOptions, only string) error {
+	switch only {
+	case "subscriptions":
+		return renderSubscriptions(w, r, o)
+	case "plans":
+		return renderPlans(w, r, o, "")
+	case "catalogs":
+		return renderCatalogs(w, r.CatalogSources, o, "")
 	}
-	if err := t.Flush(); err != nil {
+	o.Title(w, "Evaluated at %s with policy revision %s.\n\n", printers.Escape(r.Now), printers.Escape(r.PolicyRevision))
+	if err := renderSubscriptions(w, r, o); err != nil {
 		return err
 	}
 	denied := !o.NoHeaders && renderDenials(w, r.Subscriptions)
-	if err := renderPlans(w, r, o); err != nil {
+	if err := renderPlans(w, r, o, "\n"); err != nil {
 		return err
 	}
-	if err := renderCatalogs(w, r.CatalogSources, o); err != nil {
+	if err := renderCatalogs(w, r.CatalogSources, o, "\n"); err != nil {
 		return err
 	}
 	if denied {
 		fmt.Fprintf(w, "\nFor what would lift a denial: %s explain --snapshot PATH -n NAMESPACE SUBSCRIPTION\n", selfName())
 	}
 	return nil
+}
+
+func renderSubscriptions(w io.Writer, r *evalReport, o printers.TableOptions) error {
+	o.Title(w, "SUBSCRIPTIONS (%d)\n", len(r.Subscriptions))
+	t := o.NewTable(w, o.Columns([]string{"NAMESPACE", "NAME", "PACKAGE", "INSTALLED", "CURRENT", "STATE", "APPROVAL", "MODE", "UPGRADE"}, "UP TO DATE", "OVERRIDDEN")...)
+	for _, s := range r.Subscriptions {
+		t.Row(o.Columns([]string{s.Namespace, s.Name, s.Package, s.InstalledCSV, s.CurrentCSV, s.State, s.Approval, s.Mode, verdictWord(s.Decision)},
+			yesNo(s.UpToDate), strings.Join(overriddenCodes(s.Decision), ", "))...)
+	}
+	return t.Flush()
 }
 
 func overriddenCodes(d decisionEval) []string {
@@ -80,8 +92,9 @@ func renderDenials(w io.Writer, subs []subscriptionEval) bool {
 	return any
 }
 
-func renderPlans(w io.Writer, r *evalReport, o printers.TableOptions) error {
-	o.Title(w, "\nINSTALL PLANS (%d)\n", len(r.InstallPlans))
+// renderPlans prints the InstallPlans table, its title after gap.
+func renderPlans(w io.Writer, r *evalReport, o printers.TableOptions, gap string) error {
+	o.Title(w, gap+"INSTALL PLANS (%d)\n", len(r.InstallPlans))
 	if len(r.InstallPlans) == 0 {
 		return nil
 	}
@@ -92,8 +105,9 @@ func renderPlans(w io.Writer, r *evalReport, o printers.TableOptions) error {
 	return t.Flush()
 }
 
-func renderCatalogs(w io.Writer, catalogs []catalogSourceEval, o printers.TableOptions) error {
-	o.Title(w, "\nCATALOG SOURCES (%d)\n", len(catalogs))
+// renderCatalogs prints the CatalogSources table, its title after gap.
+func renderCatalogs(w io.Writer, catalogs []catalogSourceEval, o printers.TableOptions, gap string) error {
+	o.Title(w, gap+"CATALOG SOURCES (%d)\n", len(catalogs))
 	if len(catalogs) == 0 {
 		return nil
 	}

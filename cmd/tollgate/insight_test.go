@@ -140,6 +140,20 @@ func TestStatusOnASnapshot(t *testing.T) {
   }
 }`, stdout)
 
+	t.Run("-A is every namespace, as without -n; with -n it is refused", func(t *testing.T) {
+		all, stderr, err := run(t, "status", "-A", "--snapshot", insightState, "--snapshot", insightGates, "--now", insightNow, "-o", "json")
+		require.NoError(t, err, stderr)
+		assert.JSONEq(t, stdout, all)
+		long, _, err := run(t, "status", "--all-namespaces", "--snapshot", insightState, "--snapshot", insightGates, "--now", insightNow, "-o", "json")
+		require.NoError(t, err)
+		assert.JSONEq(t, stdout, long)
+
+		_, _, err = run(t, "status", "-A", "-n", "team-a", "--snapshot", insightState, "--now", insightNow)
+		require.Error(t, err)
+		assert.Equal(t, 1, exitCode(err))
+		assert.Contains(t, err.Error(), "give either -n NAMESPACE or -A, not both")
+	})
+
 	t.Run("the table, --limit and a snapshot without gates", func(t *testing.T) {
 		stdout, _, err := run(t, "status", "--snapshot", insightState, "--snapshot", insightGates, "--now", insightNow, "--limit", "1")
 		require.NoError(t, err)

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -23,10 +26,19 @@ type clusterFlags struct {
 	config *genericclioptions.ConfigFlags
 }
 
+// defaultRequestTimeout bounds each request to the API server when --request-timeout is not
+// given: kubectl waits forever by default, and a server that accepts the connection but never
+// answers would hang the command. kubectl's own discovery gives up after about as long. An
+// explicit --request-timeout=0 still means kubectl's "no limit".
+const defaultRequestTimeout = 30 * time.Second
+
 func (f *clusterFlags) bind(cmd *cobra.Command) {
 	f.config = genericclioptions.NewConfigFlags(false)
 	f.config.CacheDir = nil // Tollgate's client keeps no discovery cache: the flag would do nothing
+	timeout := defaultRequestTimeout.String()
+	f.config.Timeout = &timeout
 	addClusterFlags(cmd, f.config)
+	cmd.Flags().Lookup("request-timeout").Usage = "how long to wait for each answer of the API server before giving up, with a unit (1s, 2m); 0 waits forever"
 	cmd.Flags().Lookup("namespace").Usage = "namespace (default: the kubeconfig context's namespace, else \"default\")"
 	_ = cmd.RegisterFlagCompletionFunc("namespace", f.completeNamespaces)
 }
@@ -70,8 +82,35 @@ func (f *clusterFlags) restConfig() (*rest.Config, error) {
 		return nil, fmt.Errorf("find the cluster: %w (point --kubeconfig or $KUBECONFIG at a kubeconfig, pick one of its contexts with --context, or give --server and --token)", err)
 	}
 	cfg.UserAgent = "tollgate/" + version.Get().Version
+	if cfg.Timeout > 0 {
+		host, timeout := cfg.Host, cfg.Timeout
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return timeoutHint{rt, host, timeout} })
+	}
 	return cfg, nil
 }
+
+// timeoutHint says, when a request to the API server runs out of --request-timeout, which
+// server did not answer and how to wait longer.
+type timeoutHint struct {
+	next    http.RoundTripper
+	host    string
+	timeout time.Duration
+}
+
+// RoundTrip tells a timeout by the request's deadline, or by the time it took: http.Client's
+// own timer may cancel the request just before the deadline of client-go's context.
+func (t timeoutHint) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := t.next.RoundTrip(req)
+	if err != nil && (errors.Is(req.Context().Err(), context.DeadlineExceeded) || time.Since(start) >= t.timeout) {
+		return resp, fmt.Errorf("the API server %s did not answer within %s (give --request-timeout a longer duration, or 0 to wait forever): %w",
+			t.host, t.timeout, err)
+	}
+	return resp, err
+}
+
+// WrappedRoundTripper lets client-go cancel a request through the wrapper.
+func (t timeoutHint) WrappedRoundTripper() http.RoundTripper { return t.next }
 
 // connect returns a client that reads the live API server (no cache), the namespace to use
 // (-n, else the context's, else "default") and the server's address for messages.

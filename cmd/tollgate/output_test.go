@@ -33,10 +33,16 @@ func TestOutputFormatsOnFixtures(t *testing.T) {
 		{"eval -o jsonpath-as-json prints the matches as JSON", append(held, "-o", "jsonpath-as-json={.subscriptions[*].upToDate}"), "[\n    false\n]\n"},
 		{"eval -o go-template", append(held, "-o", `go-template={{range .subscriptions}}{{.namespace}}/{{.name}} {{.state}}{{"\n"}}{{end}}`), "team-a/etcd UpgradePending\n"},
 		{"--template alone is a go-template, as in kubectl", append(held, "--template", `{{len .installPlans}}`), "1"},
-		{"eval --no-headers prints the rows only, unindented", append(held, "--no-headers"),
-			"team-a  etcd  etcd  etcd.v0.9.2  etcd.v0.9.4  UpgradePending  Manual  Enforce  held: OperatorNotUpgradeable\n" +
-				"team-a  install-etcd-094  no  etcd.v0.9.4  blocked: etcd.v0.9.4 (team-a/etcd: OperatorNotUpgradeable)\n" +
-				"olm  operatorhubio  True (READY)  yes  -\n"},
+		{"eval --only subscriptions --no-headers prints that table's rows only, unindented", append(held, "--only", "subscriptions", "--no-headers"),
+			"team-a  etcd  etcd  etcd.v0.9.2  etcd.v0.9.4  UpgradePending  Manual  Enforce  held: OperatorNotUpgradeable\n"},
+		{"eval --only plans --no-headers", append(held, "--only", "plans", "--no-headers"),
+			"team-a  install-etcd-094  no  etcd.v0.9.4  blocked: etcd.v0.9.4 (team-a/etcd: OperatorNotUpgradeable)\n"},
+		{"eval --only catalogs -o wide --no-headers", append(held, "--only", "catalogs", "-o", "wide", "--no-headers"),
+			"olm  operatorhubio  True (READY)  yes  -\n"},
+		{"eval --only plans keeps the table's title and header", append(held, "--only", "plans"),
+			"INSTALL PLANS (1)\n" +
+				"  NAMESPACE  NAME              APPROVE  CSVS         WHY NOT\n" +
+				"  team-a     install-etcd-094  no       etcd.v0.9.4  blocked: etcd.v0.9.4 (team-a/etcd: OperatorNotUpgradeable)\n"},
 		{"status -o name lists the longest holds", append(status, "-o", "name"), "upgradegate.tollgate.dev/etcd\nupgradegate.tollgate.dev/etcd\n"},
 		{"status -o jsonpath", append(status, "-o", `jsonpath={range .byCode[*]}{.code}={.gates} {end}`), "ChangeFreeze=1 OperatorNotUpgradeable=1 "},
 		{"policy diff -o jsonpath of the summary", append(diff, "-o", "jsonpath={.summary.newlyBlocked} {.summary.newlyAllowed}"), "1 1"},
@@ -50,6 +56,31 @@ func TestOutputFormatsOnFixtures(t *testing.T) {
 			stdout, stderr, err := run(t, tt.args...)
 			require.NoError(t, err, stderr)
 			assert.Equal(t, tt.want, stdout)
+		})
+	}
+}
+
+// Rows of eval's three tables have different columns: --no-headers, which drops what tells them
+// apart, needs --only to pick one.
+func TestEvalNoHeadersNeedsOneTable(t *testing.T) {
+	held := []string{"eval", "--snapshot", fixture("held.yaml"), "--now", insightNow}
+	tests := []struct {
+		scenario string
+		args     []string
+		want     string
+	}{
+		{"-o wide --no-headers", []string{"-o", "wide", "--no-headers"}, "--no-headers prints rows only, and eval prints three tables with different columns: pick one with --only subscriptions|plans|catalogs"},
+		{"--no-headers", []string{"--no-headers"}, "--no-headers prints rows only, and eval prints three tables with different columns: pick one with --only subscriptions|plans|catalogs"},
+		{"an --only that names no table", []string{"--only", "denials"}, `unknown --only "denials": use one of subscriptions, plans, catalogs`},
+		{"--only with -o json", []string{"--only", "plans", "-o", "json"}, "--only picks a table of -o table or -o wide, not of -o json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			stdout, _, err := run(t, append(held, tt.args...)...)
+			require.Error(t, err)
+			assert.Equal(t, 1, exitCode(err))
+			assert.Equal(t, tt.want, err.Error())
+			assert.Empty(t, stdout)
 		})
 	}
 }

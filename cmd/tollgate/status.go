@@ -98,6 +98,7 @@ type sourceHealth struct {
 
 type statusFlags struct {
 	cluster  clusterFlags
+	all      bool
 	snapshot []string
 	policyNS string
 	limit    int
@@ -108,7 +109,7 @@ type statusFlags struct {
 func newStatusCommand() *cobra.Command {
 	f := statusFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name")}
 	cmd := &cobra.Command{
-		Use:   "status [-n NAMESPACE]",
+		Use:   "status [-n NAMESPACE | -A]",
 		Short: "Summarise what Tollgate holds: gates by state and code, the longest holds, plans, policy health",
 		Long: `Read the UpgradeGates (what the manager decided and recorded; nothing is evaluated again), the
 InstallPlans and the policy ConfigMaps, and print:
@@ -121,7 +122,7 @@ InstallPlans and the policy ConfigMaps, and print:
     and the health of every policy ConfigMap, from the manager's tollgate.dev/policy-status
     annotation (status, which version is serving: current, previous or none, and errors).
 
-It reads the live cluster (all namespaces; -n narrows), or a snapshot with --snapshot ('tollgate
+It reads the live cluster (all namespaces, as with -A; -n narrows to one), or a snapshot with --snapshot ('tollgate
 snapshot' captures the gates and the policy ConfigMaps).`,
 		Example: `  # what is Tollgate holding, cluster-wide?
   tollgate status
@@ -144,6 +145,7 @@ snapshot' captures the gates and the policy ConfigMaps).`,
 	}
 	f.cluster.bind(cmd)
 	cmd.Flags().Lookup("namespace").Usage = "only this namespace's gates and plans (default: all namespaces)"
+	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "every namespace's gates and plans (the default without -n)")
 	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "read this YAML/JSON file or folder of cluster state instead of the live cluster (repeatable)")
 	cmd.Flags().StringVar(&f.policyNS, "policy-namespace", policysource.DefaultNamespace, "namespace of the policy ConfigMaps (labelled tollgate.dev/policy)")
 	cmd.Flags().IntVar(&f.limit, "limit", 10, "how many of the longest holds to list")
@@ -158,6 +160,9 @@ func runStatus(ctx context.Context, stdout io.Writer, f statusFlags) error {
 	}
 	if f.limit < 0 {
 		return errors.New("--limit must be 0 or more")
+	}
+	if f.all && f.cluster.namespace() != "" {
+		return errors.New("give either -n NAMESPACE or -A, not both")
 	}
 	now, err := parseNow(f.now)
 	if err != nil {

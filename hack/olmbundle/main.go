@@ -1,6 +1,6 @@
 // Command olmbundle writes Tollgate's own OLM bundle (bundles/olm: manifests, metadata and
-// bundle.Dockerfile) from the generated CRD, the generated RBAC, the manager Deployment and the
-// UpgradeGate sample under config/, so the bundle never drifts from them, and a file-based
+// bundle.Dockerfile) from the generated CRD, the generated RBAC and the operand-reader
+// ClusterRole, the manager Deployment and the UpgradeGate sample under config/, so the bundle never drifts from them, and a file-based
 // catalog holding that bundle (bundles/catalog, bundles/catalog.Dockerfile). `make manifests`
 // runs it.
 package main
@@ -64,6 +64,10 @@ func run(root, out string) error {
 	if err != nil {
 		return err
 	}
+	extra, err := clusterRoles(filepath.Join(root, "config", "rbac", "operand_reader_role.yaml"))
+	if err != nil {
+		return err
+	}
 	// The VERSION file is the one version of a release: the image tags and the CSV's version.
 	release, err := os.ReadFile(filepath.Join(root, "VERSION"))
 	if err != nil {
@@ -77,11 +81,16 @@ func run(root, out string) error {
 	csv := csv(crd, role, nsRules, deploy, strings.TrimPrefix(tag, "v"), image, examples)
 	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
 	bundle := filepath.Join(out, "olm")
-	for path, obj := range map[string]any{
+	files := map[string]any{
 		filepath.Join(bundle, "manifests", packageName+".clusterserviceversion.yaml"): csv,
 		filepath.Join(bundle, "manifests", "tollgate.dev_upgradegates.yaml"):          crdManifest(crd),
 		filepath.Join(bundle, "metadata", "annotations.yaml"):                         map[string]any{"annotations": annotationMap()},
-	} {
+	}
+	for _, role := range extra {
+		// Named as operator-sdk names the extra manifests of a bundle.
+		files[filepath.Join(bundle, "manifests", role.Name+"_rbac.authorization.k8s.io_v1_clusterrole.yaml")] = role
+	}
+	for path, obj := range files {
 		if err := write(path, obj); err != nil {
 			return err
 		}
@@ -265,6 +274,35 @@ func csv(crd apiextensionsv1.CustomResourceDefinition, role rbacv1.ClusterRole, 
 func crdManifest(crd apiextensionsv1.CustomResourceDefinition) map[string]any {
 	return map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": crd.Name, "annotations": crd.Annotations}, "spec": crd.Spec}
+}
+
+// clusterRoles reads the ClusterRoles of a file of config/rbac, to ship as manifests of their
+// own beside the CSV: an aggregated ClusterRole (tollgate-operand-reader, filled by the control
+// plane from the roles labelled for it) cannot be a CSV's clusterPermissions, which OLM turns
+// into a ClusterRole of fixed rules. The file's bindings are left out: OLM creates a bundled
+// ClusterRoleBinding as it is written, and its subject's namespace, the install namespace, is
+// known only at install time (bundles/README.md has the binding the admin creates). The
+// UpgradeGate viewer and editor roles of config/rbac are not read: OLM creates their like for
+// every CRD a CSV owns, aggregated into the built-in view, edit and admin.
+func clusterRoles(path string) ([]rbacv1.ClusterRole, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var roles []rbacv1.ClusterRole
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var role rbacv1.ClusterRole
+		if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if role.Kind == "ClusterRole" {
+			roles = append(roles, role)
+		}
+	}
+	if len(roles) == 0 {
+		return nil, fmt.Errorf("%s holds no ClusterRole", path)
+	}
+	return roles, nil
 }
 
 // readRoles reads the generated RBAC: the ClusterRole, and the rules of the Roles (which

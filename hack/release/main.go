@@ -13,7 +13,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,6 +23,10 @@ import (
 )
 
 const binName = "kubectl-tollgate"
+
+// extraFiles go beside the binary in every archive: the licence the binary is distributed
+// under, which must travel with it, and the README.
+var extraFiles = []string{"LICENSE", "README.md"}
 
 // platform is one os/arch that a release ships.
 type platform struct{ OS, Arch string }
@@ -36,7 +39,7 @@ type options struct {
 	Dir      string    // holds <os>_<arch>/kubectl-tollgate; archives and manifest go here
 	Version  string    // the release tag, "v0.1.0"
 	Repo     string    // the GitHub repository URL, for homepage and release downloads
-	Extra    []string  // files added beside the binary in every archive (LICENSE, README.md)
+	Extra    []string  // files added beside the binary in every archive: extraFiles
 	Modified time.Time // the mtime of every archive entry
 }
 
@@ -46,7 +49,7 @@ func main() {
 	flag.StringVar(&o.Dir, "dir", "bin/release", "directory with <os>_<arch>/"+binName+"; output goes here too")
 	flag.StringVar(&o.Version, "version", "", "release tag, e.g. v0.1.0")
 	flag.StringVar(&o.Repo, "repo", "https://github.com/tollgate-dev/tollgate", "GitHub repository URL")
-	flag.StringVar(&extra, "extra", "LICENSE,README.md", "comma-separated files to add to each archive when present")
+	flag.StringVar(&extra, "extra", strings.Join(extraFiles, ","), "comma-separated files to add to each archive; each must exist")
 	flag.Parse()
 	o.Extra = strings.Split(extra, ",")
 	o.Modified = time.Unix(0, 0).UTC()
@@ -74,10 +77,7 @@ func run(o options) error {
 		if name == "" {
 			continue
 		}
-		body, err := os.ReadFile(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		body, err := os.ReadFile(name) // a missing file fails the release: no archive without its licence
 		if err != nil {
 			return fmt.Errorf("read %s: %w", name, err)
 		}

@@ -19,16 +19,12 @@ import (
 )
 
 func TestRun(t *testing.T) {
-	dir := t.TempDir()
-	for _, p := range platforms {
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, p.OS+"_"+p.Arch), 0o750))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, p.OS+"_"+p.Arch, binName), []byte("bin "+p.OS+"/"+p.Arch), 0o600))
-	}
+	dir := binaries(t)
 	license := filepath.Join(dir, "LICENSE")
 	require.NoError(t, os.WriteFile(license, []byte("license text"), 0o600))
 	o := options{
 		Dir: dir, Version: "v1.2.3", Repo: "https://github.com/example/tollgate/",
-		Extra: []string{license, filepath.Join(dir, "missing-README.md")}, Modified: time.Unix(1700000000, 0),
+		Extra: []string{license}, Modified: time.Unix(1700000000, 0),
 	}
 	require.NoError(t, run(o))
 
@@ -64,6 +60,52 @@ func TestRun(t *testing.T) {
 	again, err := os.ReadFile(filepath.Join(dir, "sha256sums.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, string(sums), string(again))
+}
+
+// make release runs from the repository's root with the default -extra: every archive holds
+// the repository's Apache-2.0 LICENSE and its README beside the binary.
+func TestTheArchivesHoldTheLicenseAndTheReadme(t *testing.T) {
+	dir := binaries(t)
+	root := filepath.Join("..", "..")
+	var extra []string
+	want := map[string]string{}
+	for _, name := range extraFiles {
+		body, err := os.ReadFile(filepath.Join(root, name))
+		require.NoError(t, err, "the repository has %s", name)
+		extra = append(extra, filepath.Join(root, name))
+		want[name] = string(body)
+	}
+	assert.Contains(t, want["LICENSE"], "Apache License\n                           Version 2.0, January 2004")
+	assert.Contains(t, want["LICENSE"], "Copyright 2026 The Tollgate Authors.")
+	require.NoError(t, run(options{Dir: dir, Version: "v1.2.3", Extra: extra}))
+	for _, p := range platforms {
+		archive, err := os.ReadFile(filepath.Join(dir, archiveName("v1.2.3", p)))
+		require.NoError(t, err)
+		got := untar(t, archive)
+		assert.Equal(t, "bin "+p.OS+"/"+p.Arch, got[binName])
+		for name, body := range want {
+			assert.Equal(t, body, got[name], "%s in the %s/%s archive", name, p.OS, p.Arch)
+		}
+	}
+}
+
+// An extra file that is missing fails the release rather than shipping an archive without it.
+func TestRunNeedsEveryExtraFile(t *testing.T) {
+	dir := binaries(t)
+	err := run(options{Dir: dir, Version: "v1.2.3", Extra: []string{filepath.Join(dir, "LICENSE")}})
+	require.ErrorIs(t, err, os.ErrNotExist)
+	assert.ErrorContains(t, err, "LICENSE")
+}
+
+// binaries is a release folder holding a fake binary for every platform.
+func binaries(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, p := range platforms {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, p.OS+"_"+p.Arch), 0o750))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p.OS+"_"+p.Arch, binName), []byte("bin "+p.OS+"/"+p.Arch), 0o600))
+	}
+	return dir
 }
 
 func TestRunNeedsEveryPlatform(t *testing.T) {

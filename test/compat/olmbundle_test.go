@@ -254,3 +254,45 @@ func TestTollgatesOwnDockerfilesMatchTheirContent(t *testing.T) {
 	assert.Contains(t, lines, `ENTRYPOINT ["/bin/opm"]`)
 	assert.Contains(t, lines, `CMD ["serve", "/configs", "--cache-dir=/tmp/cache"]`)
 }
+
+// The bundle carries the aggregated tollgate-operand-reader ClusterRole of config/rbac, which a
+// CSV's clusterPermissions cannot express, and the API server accepts it as it is. Its binding
+// is not in the bundle: its subject's namespace is the install namespace.
+func TestTollgatesOwnBundleCarriesTheOperandReaderRole(t *testing.T) {
+	want := map[string]any{}
+	objs, err := controlplane.DecodeYAML(mustRead(t, filepath.Join(controlplane.RepoRoot(), "config", "rbac", "operand_reader_role.yaml")))
+	require.NoError(t, err)
+	for _, o := range objs {
+		if o.GetKind() == "ClusterRole" {
+			want = o.Object
+		}
+	}
+	require.NotEmpty(t, want)
+
+	roles := 0
+	entries, err := os.ReadDir(filepath.Join(controlplane.RepoRoot(), "bundles", "olm", "manifests"))
+	require.NoError(t, err)
+	for _, e := range entries {
+		objs, err := controlplane.DecodeYAML(bundleFile(t, "olm", "manifests", e.Name()))
+		require.NoError(t, err)
+		for _, o := range objs {
+			assert.NotEqual(t, "ClusterRoleBinding", o.GetKind(), "%s: a binding's subject namespace is known only at install", e.Name())
+			if o.GetKind() != "ClusterRole" || o.GetName() != "tollgate-operand-reader" {
+				continue
+			}
+			roles++
+			assert.Equal(t, want["aggregationRule"], o.Object["aggregationRule"], "aggregated as in config/rbac")
+			o.SetName("compat-" + o.GetName())
+			require.NoError(t, ours.Client.Create(context.Background(), o), "the API server accepts the bundled role")
+			t.Cleanup(func() { _ = ours.Client.Delete(context.Background(), o) })
+		}
+	}
+	assert.Equal(t, 1, roles, "bundles/olm/manifests holds tollgate-operand-reader once")
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return data
+}

@@ -175,3 +175,12 @@ func TestDashboardAndAlertsUseOnlyExportedMetrics(t *testing.T) {
 	sort.Strings(used)
 	t.Logf("metrics used: %v", used)
 }
+
+// What the manager says on a gate when it may not read an operand kind (health Unknown, reason
+// OperandsUnreadable) also pages: an alert watches the metric that counts those kinds.
+func TestAnAlertWatchesUnreadableOperandKinds(t *testing.T) {
+	require.True(t, registered("tollgate_unreadable_operand_kinds"))
+	expr, ok := exprs(t)["alert TollgateOperandKindUnreadable"]
+	require.True(t, ok, "config/prometheus has the alert")
+	assert.Equal(t, []string{"tollgate_unreadable_operand_kinds"}, metricNames(expr))
+}

@@ -1,6 +1,7 @@
 package rbac
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
@@ -46,8 +48,9 @@ func TestTheManagerHoldsAndThenApprovesAnUpgradeWithItsOwnRBAC(t *testing.T) {
 }
 
 // An operand kind nobody granted Tollgate is not read (the informer would be forbidden): the
-// gate's health is Unknown and says which rule to add, and so does the log. Once the admin
-// adds it, the next evaluation reads the operands.
+// gate's health is Unknown and says which rule to add, and so do the log and the metric the
+// TollgateOperandKindUnreadable alert watches. Once the admin adds it, the next evaluation
+// reads the operands.
 func TestAnOperandKindTollgateMayNotReadShowsTheRuleToAdd(t *testing.T) {
 	k := newCluster(t)
 	k.ServeOperandKind("redis")
@@ -68,10 +71,36 @@ func TestAnOperandKindTollgateMayNotReadShowsTheRuleToAdd(t *testing.T) {
 	logged := logs.containing("operand kind not readable")
 	require.NotEmpty(t, logged)
 	assert.True(t, strings.Contains(strings.Join(logged, "\n"), "redisclusters.redis.example.com"), "the log names the kind: %s", logged)
+	labels := map[string]string{"namespace": k.NS, "name": "redis"}
+	assert.Equal(t, 1.0, gauge(t, "tollgate_unreadable_operand_kinds", labels))
 
 	k.grantOperandRead("redis")
 	redis.SetStatus(func(*v1alpha1.SubscriptionStatus) {}) // any change re-evaluates; so does --reevaluate-interval
 	redis.Gate("health known", func(g *tollgatev1alpha1.UpgradeGate) bool {
 		return meta.IsStatusConditionTrue(g.Status.Health, "Available")
 	})
+	assert.Equal(t, 0.0, gauge(t, "tollgate_unreadable_operand_kinds", labels))
+}
+
+// gauge is the value of the manager's gauge name with exactly the labels want; -1 when it has
+// no such sample.
+func gauge(t *testing.T, name string, want map[string]string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			if maps.Equal(got, want) {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return -1
 }
