@@ -26,6 +26,7 @@ import (
 	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
+	packagesv1 "github.com/tollgate-dev/tollgate/apis/packages/v1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/snapshot"
 )
@@ -662,4 +663,18 @@ func TestSnapshotAddAndUpsert(t *testing.T) {
 	got := &tollgatev1alpha1.UpgradeGate{}
 	require.NoError(t, s.Get(ctx, client.ObjectKeyFromObject(g), got))
 	assert.Equal(t, "OperatorNotUpgradeable", got.Status.Decision.Denials[0].Code)
+}
+
+// A PackageManifest as OLM's package server serves it, `spec: {}` and all, is read strictly:
+// a real cluster's first export must decide something.
+func TestLoadReadsAPackageManifestAsThePackageServerPrintsIt(t *testing.T) {
+	s, err := snapshot.Load(filepath.Join("testdata", "olm", "packagemanifest.yaml"))
+	require.NoError(t, err)
+
+	pm := &packagesv1.PackageManifest{}
+	require.NoError(t, s.Get(context.Background(), client.ObjectKey{Namespace: "operators", Name: "etcd"}, pm))
+	assert.Equal(t, "operatorhubio", pm.Status.CatalogSource)
+	assert.Equal(t, "singlenamespace-alpha", pm.Status.DefaultChannel)
+	require.Len(t, pm.Status.Channels, 1)
+	assert.Equal(t, "etcdoperator.v0.9.4", pm.Status.Channels[0].CurrentCSV)
 }

@@ -8,6 +8,10 @@ type PackageChannel struct {
 	CurrentCSV string `json:"currentCSV"`
 }
 
+// PackageManifestSpec is empty: OLM's package server serves `spec: {}` and keeps everything
+// in status.
+type PackageManifestSpec struct{}
+
 // PackageManifestStatus is what a catalog knows of a package.
 type PackageManifestStatus struct {
 	CatalogSource          string           `json:"catalogSource"`
@@ -24,6 +28,7 @@ type PackageManifest struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	Spec   PackageManifestSpec   `json:"spec,omitempty"`
 	Status PackageManifestStatus `json:"status,omitempty"`
 }
 
