@@ -16,6 +16,16 @@ ETCD_VERSION := $(shell sed -nE "s/^(require)?[[:space:]]*go.etcd.io\/etcd\/serv
 ASSETS := $(CURDIR)/bin/k8s/$(K8S_VERSION)-etcd-$(ETCD_VERSION)
 export KUBEBUILDER_ASSETS := $(ASSETS)
 
+# Real OLM v0 for test/olm: the catalog and olm operators and opm, built from the versions pinned
+# in hack/tools/olm, with OLM's own CRDs copied beside them. Built once per pin, like the control
+# plane; test/olm finds them through TOLLGATE_OLM_BIN.
+OLM_VERSION := $(shell sed -nE "s/^(require)?[[:space:]]*github.com\/operator-framework\/operator-lifecycle-manager (v[^ ]+).*/\2/p" hack/tools/olm/go.mod)
+OPM_VERSION := $(shell sed -nE "s/^(require)?[[:space:]]*github.com\/operator-framework\/operator-registry (v[^ ]+).*/\2/p" hack/tools/olm/go.mod)
+OLM_BIN := $(CURDIR)/bin/olm/$(OLM_VERSION)-opm-$(OPM_VERSION)
+export TOLLGATE_OLM_BIN := $(OLM_BIN)
+OLM_LDFLAGS := -X github.com/operator-framework/operator-lifecycle-manager/pkg/version.OLMVersion=$(OLM_VERSION:v%=%)
+OPM_LDFLAGS := -X github.com/operator-framework/operator-registry/cmd/opm/version.opmVersion=$(OPM_VERSION)
+
 # One version: the VERSION file names the release. It is stamped into the binaries, tags the
 # image, and `make manifests` writes it into the OLM bundle's CSV and config/default's image pin.
 # Override it for a one-off build (VERSION=$$(git describe --tags --always --dirty)).
@@ -78,7 +88,7 @@ lint: vet ## Check Go (gofmt, golangci-lint) and Rego (opa fmt, strict check).
 ##@ Test
 
 .PHONY: test
-test: controlplane test-rego ## Run every test: unit, Rego, and end-to-end on a real API server.
+test: controlplane olm test-rego ## Run every test: unit, Rego, and end-to-end on a real API server.
 	$(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 .PHONY: test-rego
@@ -183,6 +193,34 @@ $(ASSETS)/kube-apiserver:
 	@mv $(ASSETS)/tmp/kubectl $(ASSETS)/kubectl
 	@mv $(ASSETS)/tmp/kube-apiserver $@
 	@rmdir $(ASSETS)/tmp
+
+.PHONY: olm
+olm: $(OLM_BIN)/catalog $(OLM_BIN)/olm $(OLM_BIN)/opm $(OLM_BIN)/crds ## Build real OLM (catalog, olm, opm) and copy its CRDs into bin/olm (once per pinned version).
+
+# nice: the OLM build is long and must not starve whatever else runs on the machine.
+$(OLM_BIN)/catalog $(OLM_BIN)/olm &:
+	@mkdir -p $(OLM_BIN)/tmp
+	@echo "building OLM $(OLM_VERSION) (catalog, olm) into $(OLM_BIN) (about 12 minutes on a cold cache, once)"
+	cd hack/tools/olm && CGO_ENABLED=0 nice $(GO) build -v -tags json1 -ldflags "$(OLM_LDFLAGS)" -o $(OLM_BIN)/tmp/ \
+		github.com/operator-framework/operator-lifecycle-manager/cmd/catalog \
+		github.com/operator-framework/operator-lifecycle-manager/cmd/olm 2>&1 | ../../progress.sh olm
+	@mv $(OLM_BIN)/tmp/catalog $(OLM_BIN)/catalog
+	@mv $(OLM_BIN)/tmp/olm $(OLM_BIN)/olm
+	@rmdir $(OLM_BIN)/tmp
+
+$(OLM_BIN)/opm:
+	@mkdir -p $(OLM_BIN)
+	@echo "building opm $(OPM_VERSION) into $(OLM_BIN) (about 8 minutes on a cold cache, once)"
+	cd hack/tools/olm && CGO_ENABLED=0 nice $(GO) build -v -tags json1,containers_image_openpgp -ldflags "$(OPM_LDFLAGS)" -o $@.tmp \
+		github.com/operator-framework/operator-registry/cmd/opm 2>&1 | ../../progress.sh opm
+	@mv $@.tmp $@
+
+# OLM's eight CRDs, from the pinned module (the olm operator will not start without them all).
+$(OLM_BIN)/crds:
+	@mkdir -p $@.tmp
+	cp "$$(cd hack/tools/olm && $(GO) list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)"/deploy/chart/crds/*.yaml $@.tmp/
+	@chmod 644 $@.tmp/*.yaml
+	@mv $@.tmp $@
 
 ##@ Run
 
