@@ -198,13 +198,17 @@ func catalog(csv map[string]any, crd apiextensionsv1.CustomResourceDefinition, b
 			"relatedImages": append([]map[string]string{{"name": "", "image": bundleImage}}, related...),
 		},
 	}
+	// Separators go between documents only: opm reads a leading "---" after the header comment
+	// as an empty first document and rejects it ("missing root schema field").
 	var b strings.Builder
-	for _, doc := range docs {
+	for i, doc := range docs {
 		data, err := yaml.Marshal(doc)
 		if err != nil {
 			return "", fmt.Errorf("catalog: %w", err)
 		}
-		b.WriteString("---\n")
+		if i > 0 {
+			b.WriteString("---\n")
+		}
 		b.Write(data)
 	}
 	return b.String(), nil

@@ -1,0 +1,158 @@
+package olm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	"github.com/tollgate-dev/tollgate/test/controlplane"
+)
+
+const (
+	// globalNS is OLM's global catalog namespace, where the catalog operator runs.
+	globalNS = "olm"
+	// policyNS and serviceAccount are where config/rbac puts Tollgate.
+	policyNS       = "tollgate-system"
+	serviceAccount = "tollgate-manager"
+	// catalogName is the CatalogSource, in globalNS, that serves the suite's opm.
+	catalogName = "real"
+
+	// wait bounds every poll: OLM resolves and installs within seconds of a change.
+	wait = 90 * time.Second
+	tick = 100 * time.Millisecond
+)
+
+// world is one test's cluster: a fresh API server with OLM's CRDs and Tollgate's, opm
+// serving the test's catalog, OLM's catalog and olm operators, the Deployment rollout that a
+// kubelet would report, and Tollgate's manager. Nothing is shared between tests: OLM leaves
+// objects behind that only a garbage collector would remove.
+type world struct {
+	t      *testing.T
+	ctx    context.Context
+	env    *controlplane.Env
+	c      client.Client
+	logDir string
+	opm    *opm
+	olm    []*process
+}
+
+// newWorld starts a world whose catalog publishes releases.
+func newWorld(t *testing.T, releases ...release) *world {
+	t.Helper()
+	requireOLM(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	env, err := controlplane.Start(controlplane.Options{CRDDirs: []string{
+		filepath.Join(controlplane.RepoRoot(), "config", "crd", "bases"), filepath.Join(olmBin, "crds"),
+	}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Stop() })
+	w := &world{t: t, ctx: ctx, env: env, c: env.Client, logDir: t.TempDir()}
+	t.Cleanup(w.printLogsOnFailure)
+	for _, ns := range []string{globalNS, policyNS} {
+		w.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	}
+	w.opm = startOPM(t, w.logDir, releases)
+	w.create(&v1alpha1.CatalogSource{
+		ObjectMeta: metav1.ObjectMeta{Namespace: globalNS, Name: catalogName},
+		Spec:       v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Address: w.opm.address(), DisplayName: "Real OLM's catalog"},
+	})
+	w.startOLM()
+	go rollOut(ctx, w.c)
+	startManager(t, env)
+	return w
+}
+
+// startOLM runs OLM's catalog and olm operators as OLM's own Deployments would, minus
+// leader election. The catalog operator serves its metrics over TLS, on :8443, since both
+// would otherwise bind :8080.
+func (w *world) startOLM() {
+	w.t.Helper()
+	kubeconfig := w.kubeconfig()
+	cert, key := selfSignedCert(w.t, w.logDir)
+	w.olm = append(w.olm,
+		startProcess(w.t, w.logDir, "catalog", nil, filepath.Join(olmBin, "catalog"),
+			"--kubeconfig", kubeconfig, "--namespace", globalNS, "--tls-cert", cert, "--tls-key", key),
+		startProcess(w.t, w.logDir, "olm", []string{"KUBECONFIG=" + kubeconfig}, filepath.Join(olmBin, "olm"),
+			"--namespace", globalNS),
+	)
+}
+
+// kubeconfig writes the API server's admin config for OLM's operators and returns its path.
+func (w *world) kubeconfig() string {
+	w.t.Helper()
+	path := filepath.Join(w.logDir, "kubeconfig")
+	require.NoError(w.t, clientcmd.WriteToFile(kubeconfigOf(w.env.Config), path))
+	return path
+}
+
+func kubeconfigOf(cfg *rest.Config) clientcmdapi.Config {
+	return clientcmdapi.Config{
+		Clusters: map[string]*clientcmdapi.Cluster{"test": {Server: cfg.Host, CertificateAuthorityData: cfg.CAData}},
+		AuthInfos: map[string]*clientcmdapi.AuthInfo{"admin": {
+			ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken,
+		}},
+		Contexts:       map[string]*clientcmdapi.Context{"test": {Cluster: "test", AuthInfo: "admin"}},
+		CurrentContext: "test",
+	}
+}
+
+// create creates obj and fails the test if it cannot.
+func (w *world) create(obj client.Object) {
+	w.t.Helper()
+	require.NoError(w.t, w.c.Create(w.ctx, obj), "create %T %s", obj, obj.GetName())
+}
+
+// printLogsOnFailure prints the end of every OLM program's log when the test failed.
+func (w *world) printLogsOnFailure() {
+	if !w.t.Failed() {
+		return
+	}
+	procs := append([]*process{}, w.olm...)
+	if w.opm != nil && w.opm.process != nil {
+		procs = append(procs, w.opm.process)
+	}
+	for _, p := range procs {
+		w.t.Logf("--- %s (last lines of %s)\n%s", p.name, p.log, p.tail(40))
+	}
+	if os.Getenv("TOLLGATE_TEST_VERBOSE") != "" {
+		entries, _ := os.ReadDir(w.logDir)
+		names := make([]string, 0, len(entries))
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		w.t.Logf("logs in %s: %s", w.logDir, strings.Join(names, ", "))
+	}
+}
+
+// eventually polls cond until it holds, and fails the test with what state says otherwise.
+func (w *world) eventually(what string, cond func() bool, state func() string) {
+	w.t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			w.t.Fatalf("after %s, still not %s; %s", wait, what, state())
+		}
+		for _, p := range w.olm {
+			if p.exited() {
+				w.t.Fatalf("waiting for %s: OLM's %s operator exited", what, p.name)
+			}
+		}
+		time.Sleep(tick)
+	}
+}
+
+func describe(obj any) string { return fmt.Sprintf("%+v", obj) }
