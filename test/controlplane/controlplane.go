@@ -42,6 +42,8 @@ type Env struct {
 type Options struct {
 	// CRDDirs replaces the default CRD folders (config/crd/bases and config/crd/olm).
 	CRDDirs []string
+	// APIServerFlags are set on the kube-apiserver's command line, beside envtest's own.
+	APIServerFlags map[string]string
 }
 
 // RepoRoot is the root of the Tollgate source tree.
@@ -93,6 +95,9 @@ func Start(opts Options) (*Env, error) {
 		Scheme:                scheme,
 	}
 	env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
+	for flag, value := range opts.APIServerFlags {
+		env.ControlPlane.APIServer.Configure().Set(flag, value)
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		_ = os.RemoveAll(certDir)

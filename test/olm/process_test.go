@@ -2,7 +2,6 @@ package olm
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -100,5 +99,3 @@ func (p *process) tail(n int) string {
 	return string(bytes.Join(lines, []byte("\n")))
 }
 
-// errExited says a process ended while the test needed it.
-var errExited = errors.New("exited")

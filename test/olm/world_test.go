@@ -55,9 +55,11 @@ func newWorld(t *testing.T, releases ...release) *world {
 	requireOLM(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	env, err := controlplane.Start(controlplane.Options{CRDDirs: []string{
-		filepath.Join(controlplane.RepoRoot(), "config", "crd", "bases"), filepath.Join(olmBin, "crds"),
-	}})
+	env, err := controlplane.Start(controlplane.Options{
+		CRDDirs: []string{filepath.Join(controlplane.RepoRoot(), "config", "crd", "bases"), filepath.Join(olmBin, "crds")},
+		// The private network has no default route, from which the API server would pick it.
+		APIServerFlags: map[string]string{"advertise-address": "127.0.0.1"},
+	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Stop() })
 	w := &world{t: t, ctx: ctx, env: env, c: env.Client, logDir: t.TempDir()}
