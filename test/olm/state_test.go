@@ -73,7 +73,9 @@ func (w *world) planPhase(ns, name string, phase v1alpha1.InstallPlanPhase) *v1a
 	plan := &v1alpha1.InstallPlan{}
 	w.eventually(fmt.Sprintf("plan %s/%s %s", ns, name, phase), func() bool {
 		return w.get(ns, name, plan) && plan.Status.Phase == phase
-	}, func() string { return fmt.Sprintf("phase %q, approved %v, message %q", plan.Status.Phase, plan.Spec.Approved, plan.Status.Message) })
+	}, func() string {
+		return fmt.Sprintf("phase %q, approved %v, message %q", plan.Status.Phase, plan.Spec.Approved, plan.Status.Message)
+	})
 	return plan
 }
 
@@ -83,7 +85,9 @@ func (w *world) csvPhase(ns, name string, phase v1alpha1.ClusterServiceVersionPh
 	csv := &v1alpha1.ClusterServiceVersion{}
 	w.eventually(fmt.Sprintf("CSV %s/%s %s", ns, name, phase), func() bool {
 		return w.get(ns, name, csv) && csv.Status.Phase == phase
-	}, func() string { return fmt.Sprintf("phase %q, reason %q, message %q", csv.Status.Phase, csv.Status.Reason, csv.Status.Message) })
+	}, func() string {
+		return fmt.Sprintf("phase %q, reason %q, message %q", csv.Status.Phase, csv.Status.Reason, csv.Status.Message)
+	})
 	return csv
 }
 
