@@ -137,3 +137,36 @@ func (w *world) copiedToStatus(ns, csv, typ string, status metav1.ConditionStatu
 		return i >= 0 && oc.Status.Conditions[i].Status == status
 	}, func() string { return "status " + describe(oc.Status) })
 }
+
+// stillUnapproved checks that the plan ns/name stays unapproved, in RequiresApproval, for
+// holdFor: Tollgate has decided and holds it (its decision comes well within that).
+func (w *world) stillUnapproved(ns, name string) {
+	w.t.Helper()
+	plan := &v1alpha1.InstallPlan{}
+	require.Never(w.t, func() bool {
+		return !w.get(ns, name, plan) || plan.Spec.Approved || plan.Status.Phase != v1alpha1.InstallPlanPhaseRequiresApproval
+	}, holdFor, tick, "plan %s/%s must stay unapproved and waiting", ns, name)
+}
+
+// gone waits until OLM has deleted obj ns/name.
+func (w *world) gone(ns, name string, obj client.Object) {
+	w.t.Helper()
+	w.eventually(fmt.Sprintf("%T %s/%s deleted", obj, ns, name), func() bool { return !w.get(ns, name, obj) }, func() string { return "" })
+}
+
+// denies says whether the gate holds with a standing denial of code.
+func denies(code string) func(*tollgatev1alpha1.UpgradeGate) bool {
+	return func(g *tollgatev1alpha1.UpgradeGate) bool {
+		if g.Status.Decision.Allowed {
+			return false
+		}
+		return slices.ContainsFunc(g.Status.Decision.Denials, func(d tollgatev1alpha1.Denial) bool { return d.Code == code && !d.Overridden })
+	}
+}
+
+// approved says whether the gate allows and last approved plan.
+func approved(plan string) func(*tollgatev1alpha1.UpgradeGate) bool {
+	return func(g *tollgatev1alpha1.UpgradeGate) bool {
+		return g.Status.Decision.Allowed && g.Status.Decision.LastApprovedInstallPlan == plan
+	}
+}

@@ -33,6 +33,8 @@ const (
 	// wait bounds every poll: OLM resolves and installs within seconds of a change.
 	wait = 90 * time.Second
 	tick = 100 * time.Millisecond
+	// holdFor is how long a held plan is watched for a wrong approval.
+	holdFor = 3 * time.Second
 )
 
 // world is one test's cluster: a fresh API server with OLM's CRDs and Tollgate's, opm
@@ -75,6 +77,7 @@ func newWorld(t *testing.T, releases ...release) *world {
 	w.startOLM()
 	go rollOut(ctx, w.c)
 	startManager(t, env)
+	w.dumpOnCleanup()
 	return w
 }
 
