@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	"github.com/tollgate-dev/tollgate/test/controlplane"
 )
 
@@ -25,7 +29,15 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	olmBin, _ = findOLM()
-	os.Exit(m.Run())
+	ctrl.SetLogger(logr.Discard())
+	if os.Getenv("TOLLGATE_TEST_VERBOSE") != "" {
+		ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
+	}
+	code := m.Run()
+	if cliPath != "" {
+		_ = os.RemoveAll(filepath.Dir(cliPath))
+	}
+	os.Exit(code)
 }
 
 // findOLM returns TOLLGATE_OLM_BIN when set (the Makefile sets it), otherwise the newest

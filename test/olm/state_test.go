@@ -3,7 +3,9 @@ package olm
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"sync"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -169,4 +171,130 @@ func approved(plan string) func(*tollgatev1alpha1.UpgradeGate) bool {
 	return func(g *tollgatev1alpha1.UpgradeGate) bool {
 		return g.Status.Decision.Allowed && g.Status.Decision.LastApprovedInstallPlan == plan
 	}
+}
+
+// override sets the OperatorCondition's spec.overrides, as a cluster admin does to let an
+// upgrade through whatever the operator says.
+func (w *world) override(ns, csv, typ string, status metav1.ConditionStatus, reason, message string) {
+	w.t.Helper()
+	oc := &operatorsv2.OperatorCondition{}
+	require.True(w.t, w.get(ns, csv, oc), "OperatorCondition %s/%s", ns, csv)
+	cond := metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message, LastTransitionTime: metav1.Now()}
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"overrides": []metav1.Condition{cond}}})
+	require.NoError(w.t, err)
+	require.NoError(w.t, w.c.Patch(w.ctx, oc, client.RawPatch(types.MergePatchType, patch)))
+}
+
+// planOf waits until OLM's InstallPlan for the Subscription ns/name installs every csv, and
+// returns it.
+func (w *world) planOf(ns, name string, csvs ...string) *v1alpha1.InstallPlan {
+	w.t.Helper()
+	plan := w.pendingPlan(ns, name, csvs[0])
+	for _, csv := range csvs[1:] {
+		require.Contains(w.t, plan.Spec.ClusterServiceVersionNames, csv, "OLM's plan %s/%s", ns, plan.Name)
+	}
+	return plan
+}
+
+// subscriptionFor is the name of the Subscription OLM created in ns for pkg (a dependency's).
+func (w *world) subscriptionFor(ns, pkg string) string {
+	w.t.Helper()
+	var name string
+	w.eventually("a Subscription to "+pkg+" in "+ns, func() bool {
+		var subs v1alpha1.SubscriptionList
+		require.NoError(w.t, w.c.List(w.ctx, &subs, client.InNamespace(ns)))
+		for _, s := range subs.Items {
+			if s.Spec != nil && s.Spec.Package == pkg {
+				name = s.Name
+				return true
+			}
+		}
+		return false
+	}, func() string { return "" })
+	return name
+}
+
+// catalogState waits until OLM reports the suite's CatalogSource's connection in one of states.
+func (w *world) catalogState(states ...string) {
+	w.t.Helper()
+	cs := &v1alpha1.CatalogSource{}
+	w.eventually(fmt.Sprintf("CatalogSource %s/%s in %v", globalNS, catalogName, states), func() bool {
+		return w.get(globalNS, catalogName, cs) && cs.Status.GRPCConnectionState != nil &&
+			slices.Contains(states, cs.Status.GRPCConnectionState.LastObservedState)
+	}, func() string { return "status " + describe(cs.Status) })
+}
+
+// deleteCatalogSource deletes the suite's CatalogSource.
+func (w *world) deleteCatalogSource() {
+	w.t.Helper()
+	cs := &v1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: globalNS, Name: catalogName}}
+	require.NoError(w.t, w.c.Delete(w.ctx, cs))
+	w.gone(globalNS, catalogName, &v1alpha1.CatalogSource{})
+}
+
+// subscriptionCondition waits until OLM reports the condition typ with status on the
+// Subscription ns/name.
+func (w *world) subscriptionCondition(ns, name, typ string, status corev1.ConditionStatus) {
+	w.t.Helper()
+	var sub *v1alpha1.Subscription
+	w.eventually(fmt.Sprintf("Subscription %s/%s %s=%s", ns, name, typ, status), func() bool {
+		sub = w.subscription(ns, name)
+		i := slices.IndexFunc(sub.Status.Conditions, func(c v1alpha1.SubscriptionCondition) bool { return c.Type == typ })
+		return i >= 0 && sub.Status.Conditions[i].Status == status
+	}, func() string { return "conditions " + describe(sub.Status.Conditions) })
+}
+
+// watchApprovals watches the InstallPlans of ns from now until the test ends, and returns a
+// function giving, per plan, every approval record Tollgate wrote on it, in order.
+func (w *world) watchApprovals(ns string) func() map[string][]string {
+	w.t.Helper()
+	wc, err := client.NewWithWatch(w.env.Config, client.Options{Scheme: w.c.Scheme()})
+	require.NoError(w.t, err)
+	watcher, err := wc.Watch(w.ctx, &v1alpha1.InstallPlanList{}, client.InNamespace(ns))
+	require.NoError(w.t, err)
+	w.t.Cleanup(watcher.Stop)
+	var mu sync.Mutex
+	records := map[string][]string{}
+	go func() {
+		for ev := range watcher.ResultChan() {
+			plan, ok := ev.Object.(*v1alpha1.InstallPlan)
+			if !ok {
+				continue
+			}
+			rec := plan.Annotations[tollgatev1alpha1.ApprovalRecordAnnotation]
+			mu.Lock()
+			if seen := records[plan.Name]; rec != "" && (len(seen) == 0 || seen[len(seen)-1] != rec) {
+				records[plan.Name] = append(seen, rec)
+			}
+			mu.Unlock()
+		}
+	}()
+	return func() map[string][]string {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(records)
+	}
+}
+
+// everyPlanUnapproved checks, for holdFor, that no InstallPlan of ns is approved but those
+// that installed what was there before the plan first (the first install's).
+func (w *world) everyPlanUnapproved(ns string, held ...string) {
+	w.t.Helper()
+	var plans v1alpha1.InstallPlanList
+	require.NoError(w.t, w.c.List(w.ctx, &plans, client.InNamespace(ns)))
+	before := map[string]bool{}
+	for _, p := range plans.Items {
+		before[p.Name] = p.Spec.Approved && !slices.Contains(held, p.Name)
+	}
+	require.Never(w.t, func() bool {
+		require.NoError(w.t, w.c.List(w.ctx, &plans, client.InNamespace(ns)))
+		return slices.ContainsFunc(plans.Items, func(p v1alpha1.InstallPlan) bool { return p.Spec.Approved && !before[p.Name] })
+	}, holdFor, tick, "a plan of %s was approved", ns)
+}
+
+// deleteSubscription deletes the Subscription ns/name and waits until it is gone.
+func (w *world) deleteSubscription(ns, name string) {
+	w.t.Helper()
+	require.NoError(w.t, w.c.Delete(w.ctx, &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
+	w.gone(ns, name, &v1alpha1.Subscription{})
 }

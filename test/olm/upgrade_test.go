@@ -40,6 +40,9 @@ func TestUpgradeHeldWhileOperatorIsNotUpgradeable(t *testing.T) {
 	w.gate(ns, "beta", "held: not upgradeable", denies("OperatorNotUpgradeable"))
 	w.stillUnapproved(ns, plan.Name)
 	assert.False(t, w.get(ns, next, &v1alpha1.ClusterServiceVersion{}), "OLM creates no CSV for an unapproved plan")
+	why := w.tollgate("explain", "-n", ns, "beta")
+	assert.Contains(t, why, "OperatorNotUpgradeable")
+	assert.Contains(t, why, "migrating the storage schema")
 
 	w.report(ns, old, "Upgradeable", metav1.ConditionTrue, "Migrated", "the storage schema is migrated")
 	w.gate(ns, "beta", "approved the upgrade", approved(plan.Name))

@@ -49,6 +49,8 @@ type world struct {
 	logDir string
 	opm    *opm
 	olm    []*process
+	// manager is Tollgate's running manager; nil while it is stopped.
+	manager *manager
 }
 
 // newWorld starts a world whose catalog publishes releases.
@@ -64,7 +66,7 @@ func newWorld(t *testing.T, releases ...release) *world {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Stop() })
-	w := &world{t: t, ctx: ctx, env: env, c: env.Client, logDir: t.TempDir()}
+	w := &world{t: t, ctx: ctx, env: env, c: boundedClient(t, env), logDir: t.TempDir()}
 	t.Cleanup(w.printLogsOnFailure)
 	for _, ns := range []string{globalNS, policyNS} {
 		w.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
@@ -76,7 +78,8 @@ func newWorld(t *testing.T, releases ...release) *world {
 	})
 	w.startOLM()
 	go rollOut(ctx, w.c)
-	startManager(t, env)
+	w.applyRBAC()
+	w.startManager(defaultOptions())
 	w.dumpOnCleanup()
 	return w
 }
@@ -161,3 +164,14 @@ func (w *world) eventually(what string, cond func() bool, state func() string) {
 }
 
 func describe(obj any) string { return fmt.Sprintf("%+v", obj) }
+
+// boundedClient is a client of env whose every request gives up after a while, so that an API
+// server that stops answering fails the test instead of hanging it.
+func boundedClient(t *testing.T, env *controlplane.Env) client.Client {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Timeout = 30 * time.Second
+	c, err := client.New(cfg, client.Options{Scheme: env.Client.Scheme()})
+	require.NoError(t, err)
+	return c
+}

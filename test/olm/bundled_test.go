@@ -1,0 +1,44 @@
+package olm
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+)
+
+// Package gamma requires package delta (olm.package.required): OLM installs both through one
+// plan, and upgrades both through one plan when both publish a new version. That plan is
+// held while either operator's decision holds, and approved once both allow.
+func TestBundledPlanHeldWhileEitherOperatorHolds(t *testing.T) {
+	gamma1 := release{pkg: "gamma", version: "1.0.0", requires: []string{"delta"}}
+	delta1 := release{pkg: "delta", version: "1.0.0"}
+	gamma2 := release{pkg: "gamma", version: "2.0.0", replaces: csvName("gamma", "1.0.0"), requires: []string{"delta"}}
+	delta2 := release{pkg: "delta", version: "2.0.0", replaces: csvName("delta", "1.0.0")}
+	w := newWorld(t, gamma1, delta1)
+	ns := w.namespace("bundled-")
+
+	w.subscribe(ns, "gamma", "gamma", v1alpha1.ApprovalManual)
+	first := w.planOf(ns, "gamma", csvName("gamma", "1.0.0"), csvName("delta", "1.0.0"))
+	w.planPhase(ns, first.Name, v1alpha1.InstallPlanPhaseComplete)
+	w.csvPhase(ns, csvName("gamma", "1.0.0"), v1alpha1.CSVPhaseSucceeded)
+	w.csvPhase(ns, csvName("delta", "1.0.0"), v1alpha1.CSVPhaseSucceeded)
+	delta := w.subscriptionFor(ns, "delta")
+
+	w.report(ns, csvName("delta", "1.0.0"), "Upgradeable", metav1.ConditionFalse, "Rebalancing", "rebalancing partitions")
+	w.copiedToStatus(ns, csvName("delta", "1.0.0"), "Upgradeable", metav1.ConditionFalse)
+	w.opm.publish([]release{gamma1, delta1, gamma2, delta2})
+	plan := w.planOf(ns, "gamma", csvName("gamma", "2.0.0"), csvName("delta", "2.0.0"))
+	w.gate(ns, delta, "held: delta is not upgradeable", denies("OperatorNotUpgradeable"))
+	w.gate(ns, "gamma", "held: its plan carries delta", denies("InstallPlanIncludesBlockedOperator"))
+	w.stillUnapproved(ns, plan.Name)
+
+	w.report(ns, csvName("delta", "1.0.0"), "Upgradeable", metav1.ConditionTrue, "Rebalanced", "partitions rebalanced")
+	w.planPhase(ns, plan.Name, v1alpha1.InstallPlanPhaseComplete)
+	w.csvPhase(ns, csvName("gamma", "2.0.0"), v1alpha1.CSVPhaseSucceeded)
+	w.csvPhase(ns, csvName("delta", "2.0.0"), v1alpha1.CSVPhaseSucceeded)
+	w.installed(ns, "gamma", csvName("gamma", "2.0.0"))
+	assert.Equal(t, csvName("delta", "2.0.0"), w.installed(ns, delta, csvName("delta", "2.0.0")).Status.InstalledCSV)
+}

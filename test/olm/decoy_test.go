@@ -1,0 +1,67 @@
+package olm
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+)
+
+// A second Subscription to the same package, channel and catalog beside a held one: OLM
+// writes the plan's CSV into the decoy's status.currentCSV itself, and the decoy, with no
+// installed CSV of its own, must not let the plan through.
+func TestDecoySubscriptionDoesNotApproveAHeldPlan(t *testing.T) {
+	w := newWorld(t, release{pkg: "beta", version: "1.0.0"})
+	ns, plan := w.heldUpgrade("decoy-")
+
+	w.subscribe(ns, "a-decoy", "beta", v1alpha1.ApprovalManual)
+	var decoy *v1alpha1.Subscription
+	w.eventually("OLM resolved the decoy", func() bool {
+		decoy = w.subscription(ns, "a-decoy")
+		return decoy.Status.CurrentCSV != "" || decoy.Status.State != ""
+	}, func() string { return "status " + describe(decoy.Status) })
+	t.Logf("OLM wrote the decoy's status: currentCSV %q, installedCSV %q, state %q, plan %v",
+		decoy.Status.CurrentCSV, decoy.Status.InstalledCSV, decoy.Status.State, decoy.Status.InstallPlanRef)
+	w.gate(ns, "a-decoy", "decided", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
+	w.stillUnapproved(ns, plan.Name)
+	w.everyPlanUnapproved(ns, plan.Name)
+}
+
+// A second OperatorGroup in the namespace: OLM refuses to act there (the CSV fails with
+// TooManyOperatorGroups), and Tollgate holds the waiting plan on it, even once the operator
+// is upgradeable.
+func TestSecondOperatorGroupHoldsThePlan(t *testing.T) {
+	w := newWorld(t, release{pkg: "beta", version: "1.0.0"})
+	ns, plan := w.heldUpgrade("two-groups-")
+
+	w.create(&operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "another"},
+		Spec: operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{globalNS}}})
+	csv := w.csvPhase(ns, csvName("beta", "1.0.0"), v1alpha1.CSVPhaseFailed)
+	assert.Equal(t, "TooManyOperatorGroups", string(csv.Status.Reason), "OLM's own verdict")
+	w.lift(ns)
+	w.gate(ns, "beta", "held: two OperatorGroups", denies("TooManyOperatorGroups"))
+	w.stillUnapproved(ns, plan.Name)
+}
+
+// The Subscription is deleted and recreated while the operator says it is not upgradeable:
+// whatever OLM writes into the new Subscription's status, no plan is approved.
+func TestRecreatedSubscriptionDoesNotApproveAHeldPlan(t *testing.T) {
+	w := newWorld(t, release{pkg: "beta", version: "1.0.0"})
+	ns, plan := w.heldUpgrade("recreated-")
+
+	w.deleteSubscription(ns, "beta")
+	w.subscribe(ns, "beta", "beta", v1alpha1.ApprovalManual)
+	var sub *v1alpha1.Subscription
+	w.eventually("OLM resolved the new Subscription", func() bool {
+		sub = w.subscription(ns, "beta")
+		return sub.Status.InstallPlanRef != nil
+	}, func() string { return "status " + describe(sub.Status) })
+	t.Logf("OLM wrote the new Subscription's status: currentCSV %q, installedCSV %q, state %q, plan %s",
+		sub.Status.CurrentCSV, sub.Status.InstalledCSV, sub.Status.State, sub.Status.InstallPlanRef.Name)
+	w.gate(ns, "beta", "held: not upgradeable", denies("OperatorNotUpgradeable"))
+	w.everyPlanUnapproved(ns, plan.Name)
+}
