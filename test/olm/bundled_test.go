@@ -10,14 +10,20 @@ import (
 )
 
 // Package gamma requires package delta (olm.package.required): OLM installs both through one
-// plan, and upgrades both through one plan when both publish a new version. That plan is
-// held while either operator's decision holds, and approved once both allow.
+// plan, which also creates delta's Subscription (Automatic: with --take-over-approval,
+// Tollgate switches it to Manual), and upgrades both through one plan when both publish a new
+// version. That plan is held while either operator's decision holds, and approved once both
+// allow.
 func TestBundledPlanHeldWhileEitherOperatorHolds(t *testing.T) {
 	gamma1 := release{pkg: "gamma", version: "1.0.0", requires: []string{"delta"}}
 	delta1 := release{pkg: "delta", version: "1.0.0"}
 	gamma2 := release{pkg: "gamma", version: "2.0.0", replaces: csvName("gamma", "1.0.0"), requires: []string{"delta"}}
 	delta2 := release{pkg: "delta", version: "2.0.0", replaces: csvName("delta", "1.0.0")}
 	w := newWorld(t, gamma1, delta1)
+	w.stopManager()
+	opts := defaultOptions()
+	opts.TakeOverApproval = true
+	w.startManager(opts)
 	ns := w.namespace("bundled-")
 
 	w.subscribe(ns, "gamma", "gamma", v1alpha1.ApprovalManual)
@@ -26,6 +32,9 @@ func TestBundledPlanHeldWhileEitherOperatorHolds(t *testing.T) {
 	w.csvPhase(ns, csvName("gamma", "1.0.0"), v1alpha1.CSVPhaseSucceeded)
 	w.csvPhase(ns, csvName("delta", "1.0.0"), v1alpha1.CSVPhaseSucceeded)
 	delta := w.subscriptionFor(ns, "delta")
+	w.eventually("delta's Subscription switched to Manual", func() bool {
+		return w.subscription(ns, delta).Spec.InstallPlanApproval == v1alpha1.ApprovalManual
+	}, func() string { return "" })
 
 	w.report(ns, csvName("delta", "1.0.0"), "Upgradeable", metav1.ConditionFalse, "Rebalancing", "rebalancing partitions")
 	w.copiedToStatus(ns, csvName("delta", "1.0.0"), "Upgradeable", metav1.ConditionFalse)

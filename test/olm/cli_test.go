@@ -56,4 +56,6 @@ type buildError struct {
 	err error
 }
 
-func (e *buildError) Error() string { return "go build ./cmd/tollgate: " + e.err.Error() + "\n" + e.out }
+func (e *buildError) Error() string {
+	return "go build ./cmd/tollgate: " + e.err.Error() + "\n" + e.out
+}
