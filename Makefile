@@ -194,6 +194,10 @@ $(ASSETS)/kube-apiserver:
 	@mv $(ASSETS)/tmp/kube-apiserver $@
 	@rmdir $(ASSETS)/tmp
 
+.PHONY: olm-fixtures
+olm-fixtures: controlplane olm ## Regenerate test/testdata/olm: states real OLM writes, captured by test/olm at each scenario's interesting step.
+	TOLLGATE_OLM_FIXTURES=$(CURDIR)/test/testdata/olm $(GO) test -count=1 -timeout 30m ./test/olm/
+
 .PHONY: olm
 olm: $(OLM_BIN)/catalog $(OLM_BIN)/olm $(OLM_BIN)/opm $(OLM_BIN)/crds ## Build real OLM (catalog, olm, opm) and copy its CRDs into bin/olm (once per pinned version).
 

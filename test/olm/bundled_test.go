@@ -21,13 +21,15 @@ func TestBundledPlanHeldWhileEitherOperatorHolds(t *testing.T) {
 	delta2 := release{pkg: "delta", version: "2.0.0", replaces: csvName("delta", "1.0.0")}
 	w := newWorld(t, gamma1, delta1)
 	w.stopManager()
-	opts := defaultOptions()
-	opts.TakeOverApproval = true
-	w.startManager(opts)
 	ns := w.namespace("bundled-")
 
 	w.subscribe(ns, "gamma", "gamma", v1alpha1.ApprovalManual)
 	first := w.planOf(ns, "gamma", csvName("gamma", "1.0.0"), csvName("delta", "1.0.0"))
+	w.planPhase(ns, first.Name, v1alpha1.InstallPlanPhaseRequiresApproval)
+	w.fixture("bundled-first-install", "gamma requires delta; OLM's one plan installs both and creates delta's Subscription")
+	opts := defaultOptions()
+	opts.TakeOverApproval = true
+	w.startManager(opts)
 	w.planPhase(ns, first.Name, v1alpha1.InstallPlanPhaseComplete)
 	w.csvPhase(ns, csvName("gamma", "1.0.0"), v1alpha1.CSVPhaseSucceeded)
 	w.csvPhase(ns, csvName("delta", "1.0.0"), v1alpha1.CSVPhaseSucceeded)
@@ -43,6 +45,7 @@ func TestBundledPlanHeldWhileEitherOperatorHolds(t *testing.T) {
 	w.gate(ns, delta, "held: delta is not upgradeable", denies("OperatorNotUpgradeable"))
 	w.gate(ns, "gamma", "held: its plan carries delta", denies("InstallPlanIncludesBlockedOperator"))
 	w.stillUnapproved(ns, plan.Name)
+	w.fixture("bundled-upgrade-held", "delta 1.0.0 says Upgradeable=False; OLM's one plan upgrades gamma and delta")
 
 	w.report(ns, csvName("delta", "1.0.0"), "Upgradeable", metav1.ConditionTrue, "Rebalanced", "partitions rebalanced")
 	w.planPhase(ns, plan.Name, v1alpha1.InstallPlanPhaseComplete)

@@ -45,6 +45,7 @@ func TestUpgradeHeldWhileTheCatalogIsDown(t *testing.T) {
 	w.lift(ns)
 	w.gate(ns, "beta", "held: the catalog is unhealthy", denies("CatalogSourceUnhealthy"))
 	w.stillUnapproved(ns, plan.Name)
+	w.fixture("catalog-down-held", "opm stopped; OLM reports the catalog's connection lost while beta's upgrade plan waits")
 
 	w.opm.start()
 	w.catalogState("READY")
@@ -64,4 +65,5 @@ func TestUpgradeHeldWhenTheCatalogSourceIsDeleted(t *testing.T) {
 	w.lift(ns)
 	w.gate(ns, "beta", "held: the catalog is missing", denies("CatalogSourceUnhealthy"))
 	w.stillUnapproved(ns, plan.Name)
+	w.fixture("catalog-deleted-held", "the CatalogSource deleted; OLM reports it missing while beta's upgrade plan waits")
 }

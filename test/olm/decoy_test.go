@@ -29,6 +29,7 @@ func TestDecoySubscriptionDoesNotApproveAHeldPlan(t *testing.T) {
 	w.gate(ns, "a-decoy", "decided", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
 	w.stillUnapproved(ns, plan.Name)
 	w.everyPlanUnapproved(ns, plan.Name)
+	w.fixture("decoy-held", "a second Subscription to beta beside the held one, its status as OLM wrote it")
 }
 
 // A second OperatorGroup in the namespace: OLM refuses to act there (the CSV fails with
@@ -45,6 +46,7 @@ func TestSecondOperatorGroupHoldsThePlan(t *testing.T) {
 	w.lift(ns)
 	w.gate(ns, "beta", "held: two OperatorGroups", denies("TooManyOperatorGroups"))
 	w.stillUnapproved(ns, plan.Name)
+	w.fixture("two-operator-groups-held", "a second OperatorGroup; OLM fails the CSV with TooManyOperatorGroups while the upgrade plan waits")
 }
 
 // The Subscription is deleted and recreated while the operator says it is not upgradeable:
@@ -64,4 +66,5 @@ func TestRecreatedSubscriptionDoesNotApproveAHeldPlan(t *testing.T) {
 		sub.Status.CurrentCSV, sub.Status.InstalledCSV, sub.Status.State, sub.Status.InstallPlanRef.Name)
 	w.gate(ns, "beta", "held: not upgradeable", denies("OperatorNotUpgradeable"))
 	w.everyPlanUnapproved(ns, plan.Name)
+	w.fixture("recreated-subscription-held", "beta's Subscription deleted and created again while 1.0.0 says Upgradeable=False")
 }

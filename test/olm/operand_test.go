@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
@@ -29,6 +30,8 @@ func TestUpgradeHeldWhileAnOperandIsDegraded(t *testing.T) {
 	plan := w.pendingPlan(ns, "alpha", csvName("alpha", "2.0.0"))
 	w.gate(ns, "alpha", "held: an operand is degraded", denies("OperatorDegraded"))
 	w.stillUnapproved(ns, plan.Name)
+	w.fixture("operand-degraded-held", "an AlphaCluster reports Degraded=True while OLM's plan to alpha 2.0.0 waits",
+		schema.GroupVersionKind{Group: operandGroup("alpha"), Version: "v1", Kind: operandKind("alpha") + "List"})
 
 	w.setDegraded(main, metav1.ConditionFalse, "quorum restored")
 	w.gate(ns, "alpha", "approved once the operand healed", approved(plan.Name))

@@ -39,6 +39,7 @@ func TestUpgradeHeldWhileOperatorIsNotUpgradeable(t *testing.T) {
 	assert.Equal(t, v1alpha1.InstallPlanPhaseRequiresApproval, plan.Status.Phase)
 	w.gate(ns, "beta", "held: not upgradeable", denies("OperatorNotUpgradeable"))
 	w.stillUnapproved(ns, plan.Name)
+	w.fixture("upgrade-held", "beta 1.0.0 says Upgradeable=False; OLM's plan to 2.0.0 waits")
 	assert.False(t, w.get(ns, next, &v1alpha1.ClusterServiceVersion{}), "OLM creates no CSV for an unapproved plan")
 	why := w.tollgate("explain", "-n", ns, "beta")
 	assert.Contains(t, why, "OperatorNotUpgradeable")
