@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
@@ -49,22 +50,21 @@ func TestSecondOperatorGroupHoldsThePlan(t *testing.T) {
 	w.fixture("two-operator-groups-held", "a second OperatorGroup; OLM fails the CSV with TooManyOperatorGroups while the upgrade plan waits")
 }
 
-// The Subscription is deleted and recreated while the operator says it is not upgradeable:
-// whatever OLM writes into the new Subscription's status, no plan is approved.
+// The Subscription is deleted and created again while the operator says it is not
+// upgradeable. Real OLM refuses to resolve it (ResolutionFailed: the installed CSV "exists and
+// is not referenced by a subscription") and leaves the old plan waiting: no plan is approved.
 func TestRecreatedSubscriptionDoesNotApproveAHeldPlan(t *testing.T) {
 	w := newWorld(t, release{pkg: "beta", version: "1.0.0"})
 	ns, plan := w.heldUpgrade("recreated-")
 
 	w.deleteSubscription(ns, "beta")
 	w.subscribe(ns, "beta", "beta", v1alpha1.ApprovalManual)
-	var sub *v1alpha1.Subscription
-	w.eventually("OLM resolved the new Subscription", func() bool {
-		sub = w.subscription(ns, "beta")
-		return sub.Status.InstallPlanRef != nil
-	}, func() string { return "status " + describe(sub.Status) })
-	t.Logf("OLM wrote the new Subscription's status: currentCSV %q, installedCSV %q, state %q, plan %s",
-		sub.Status.CurrentCSV, sub.Status.InstalledCSV, sub.Status.State, sub.Status.InstallPlanRef.Name)
-	w.gate(ns, "beta", "held: not upgradeable", denies("OperatorNotUpgradeable"))
-	w.everyPlanUnapproved(ns, plan.Name)
-	w.fixture("recreated-subscription-held", "beta's Subscription deleted and created again while 1.0.0 says Upgradeable=False")
+	w.subscriptionCondition(ns, "beta", "ResolutionFailed", corev1.ConditionTrue)
+	w.lift(ns)
+	w.report(ns, csvName("beta", "1.0.0"), "Upgradeable", metav1.ConditionFalse, "Migrating", "migrating the storage schema again")
+	w.copiedToStatus(ns, csvName("beta", "1.0.0"), "Upgradeable", metav1.ConditionFalse)
+	w.gate(ns, "beta", "decided", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
+	w.everyPlanUnapproved(ns)
+	assert.False(t, w.planPhase(ns, plan.Name, v1alpha1.InstallPlanPhaseRequiresApproval).Spec.Approved)
+	w.fixture("recreated-subscription-held", "beta's Subscription deleted and created again while 1.0.0 says Upgradeable=False; OLM fails to resolve it and the old plan waits")
 }
