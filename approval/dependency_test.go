@@ -73,3 +73,30 @@ func onlyNamespace(t *testing.T, snap *snapshot.Snapshot) string {
 	require.NotEmpty(t, subs.Items)
 	return subs.Items[0].Namespace
 }
+
+// Every state real OLM wrote with a plan that must stay held (test/testdata/olm/*-held.yaml,
+// make olm-fixtures) loads strictly, and no plan in it is approvable.
+func TestRealOLMHeldStatesStayHeld(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "test", "testdata", "olm", "*-held.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "no real-OLM fixture: run make olm-fixtures")
+	ctx := context.Background()
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			snap := gated(t, file)
+			d := &approval.Decider{Reader: snap, Policies: embeddedEngine(t), Now: func() time.Time { return time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC) }}
+			var plans v1alpha1.InstallPlanList
+			require.NoError(t, snap.List(ctx, &plans))
+			waiting := 0
+			for i := range plans.Items {
+				v, err := d.Judge(ctx, &plans.Items[i])
+				require.NoError(t, err)
+				if v.Ineligible == "" {
+					waiting++
+				}
+				assert.False(t, v.Approvable, "%s: InstallPlan %s is approvable", file, plans.Items[i].Name)
+			}
+			assert.NotZero(t, waiting, "%s holds no plan waiting for approval", file)
+		})
+	}
+}

@@ -54,6 +54,8 @@ var (
 	// decoyFixtures hold plans that must stay held: decoy Subscriptions, a second
 	// OperatorGroup, an operand in another version, a recreated Subscription.
 	decoyFixtures = filepath.Join("..", "..", "test", "testdata", "decoys")
+	// realOLMFixtures are states real OLM wrote (make olm-fixtures).
+	realOLMFixtures = filepath.Join("..", "..", "test", "testdata", "olm")
 )
 
 // agreementCase is one fixture: the files holding its objects, and what it must show
@@ -106,6 +108,16 @@ func agreementCases(t *testing.T) []agreementCase {
 	require.NotEmpty(t, decoys, "no fixture in %s", decoyFixtures)
 	for _, f := range decoys {
 		cases = append(cases, agreementCase{name: strings.TrimSuffix(filepath.Base(f), ".yaml"), paths: []string{f}, check: assertEveryPlanHeld})
+	}
+	real, err := filepath.Glob(filepath.Join(realOLMFixtures, "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, real, "no fixture in %s: run make olm-fixtures", realOLMFixtures)
+	for _, f := range real {
+		c := agreementCase{name: "olm-" + strings.TrimSuffix(filepath.Base(f), ".yaml"), paths: []string{f}}
+		if strings.HasSuffix(f, "-held.yaml") {
+			c.check = assertEveryPlanHeld
+		}
+		cases = append(cases, c)
 	}
 	policy := filepath.Join(t.TempDir(), "policy-configmap.yaml")
 	require.NoError(t, os.WriteFile(policy, notAllowedWithoutDenialPolicy(t, "prometheus"), 0o644))
