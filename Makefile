@@ -14,6 +14,10 @@ CONTROLLER_GEN := $(GO) tool controller-gen
 K8S_VERSION := $(shell sed -nE "s/^(require)?[[:space:]]*k8s.io\/kubernetes (v[^ ]+).*/\2/p" hack/tools/kube-apiserver/go.mod)
 ETCD_VERSION := $(shell sed -nE "s/^(require)?[[:space:]]*go.etcd.io\/etcd\/server\/v3 (v[^ ]+).*/\2/p" hack/tools/etcd/go.mod)
 ASSETS := $(CURDIR)/bin/k8s/$(K8S_VERSION)-etcd-$(ETCD_VERSION)
+# The version the API server reports (built from the module, it would say v0.0.0-master): real
+# OLM checks operators' minKubeVersion against it.
+K8S_SEMVER := $(subst ., ,$(patsubst v%,%,$(K8S_VERSION)))
+K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) -X k8s.io/component-base/version.gitMajor=$(word 1,$(K8S_SEMVER)) -X k8s.io/component-base/version.gitMinor=$(word 2,$(K8S_SEMVER)) -X k8s.io/component-base/version.gitTreeState=clean
 export KUBEBUILDER_ASSETS := $(ASSETS)
 
 # Real OLM v0 for test/olm: the catalog and olm operators and opm, built from the versions pinned
@@ -189,7 +193,7 @@ $(ASSETS)/etcd:
 $(ASSETS)/kube-apiserver:
 	@mkdir -p $(ASSETS)
 	@echo "building kube-apiserver and kubectl $(K8S_VERSION) into $(ASSETS) (about 6 minutes on a cold cache, once)"
-	cd hack/tools/kube-apiserver && $(GO) build -v -o $(ASSETS)/tmp/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl 2>&1 | ../../progress.sh kube-apiserver
+	cd hack/tools/kube-apiserver && $(GO) build -v -ldflags "$(K8S_LDFLAGS)" -o $(ASSETS)/tmp/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl 2>&1 | ../../progress.sh kube-apiserver
 	@mv $(ASSETS)/tmp/kubectl $(ASSETS)/kubectl
 	@mv $(ASSETS)/tmp/kube-apiserver $@
 	@rmdir $(ASSETS)/tmp

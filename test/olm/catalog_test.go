@@ -1,6 +1,7 @@
 package olm
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -111,6 +112,7 @@ func writeCatalog(dir string, releases []release) error {
 // stays right across restarts.
 type opm struct {
 	t       *testing.T
+	name    string // of its log; "opm" when empty
 	dir     string
 	logDir  string
 	port    int
@@ -140,7 +142,7 @@ func (o *opm) publish(releases []release) {
 // start serves the catalog and waits until opm accepts connections.
 func (o *opm) start() {
 	o.t.Helper()
-	o.process = startProcess(o.t, o.logDir, "opm", nil, filepath.Join(olmBin, "opm"), "serve", o.dir,
+	o.process = startProcess(o.t, o.logDir, cmp.Or(o.name, "opm"), nil, filepath.Join(olmBin, "opm"), "serve", o.dir,
 		"--port", fmt.Sprint(o.port), "--termination-log", filepath.Join(o.logDir, "opm-termination.log"),
 		"--pprof-addr", "127.0.0.1:0")
 	require.Eventually(o.t, func() bool {

@@ -55,14 +55,29 @@ type world struct {
 	tookOver bool
 }
 
-// newWorld starts a world whose catalog publishes releases.
+// newWorld starts a world whose catalog publishes releases, with Tollgate's manager running
+// with config/rbac's permissions.
 func newWorld(t *testing.T, releases ...release) *world {
+	t.Helper()
+	w := newOLMWorld(t, true, releases...)
+	w.applyRBAC()
+	w.startManager(defaultOptions())
+	return w
+}
+
+// newOLMWorld starts a world whose catalog publishes releases, with real OLM running and no
+// Tollgate; withTollgateCRDs installs Tollgate's CRDs (else it is for OLM to install them).
+func newOLMWorld(t *testing.T, withTollgateCRDs bool, releases ...release) *world {
 	t.Helper()
 	requireOLM(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	crds := []string{filepath.Join(olmBin, "crds")}
+	if withTollgateCRDs {
+		crds = append(crds, filepath.Join(controlplane.RepoRoot(), "config", "crd", "bases"))
+	}
 	env, err := controlplane.Start(controlplane.Options{
-		CRDDirs: []string{filepath.Join(controlplane.RepoRoot(), "config", "crd", "bases"), filepath.Join(olmBin, "crds")},
+		CRDDirs: crds,
 		// The private network has no default route, from which the API server would pick it.
 		APIServerFlags: map[string]string{"advertise-address": "127.0.0.1"},
 	})
@@ -74,16 +89,20 @@ func newWorld(t *testing.T, releases ...release) *world {
 		w.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	}
 	w.opm = startOPM(t, w.logDir, releases)
-	w.create(&v1alpha1.CatalogSource{
-		ObjectMeta: metav1.ObjectMeta{Namespace: globalNS, Name: catalogName},
-		Spec:       v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Address: w.opm.address(), DisplayName: "Real OLM's catalog"},
-	})
+	w.catalogSource(catalogName, w.opm)
 	w.startOLM()
 	go rollOut(ctx, w.c)
-	w.applyRBAC()
-	w.startManager(defaultOptions())
 	w.dumpOnCleanup()
 	return w
+}
+
+// catalogSource creates the CatalogSource name, in OLM's global catalog namespace, that o serves.
+func (w *world) catalogSource(name string, o *opm) {
+	w.t.Helper()
+	w.create(&v1alpha1.CatalogSource{
+		ObjectMeta: metav1.ObjectMeta{Namespace: globalNS, Name: name},
+		Spec:       v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Address: o.address(), DisplayName: "Real OLM's catalog"},
+	})
 }
 
 // startOLM runs OLM's catalog and olm operators as OLM's own Deployments would, minus
