@@ -91,12 +91,19 @@ func (r *evalReport) denied() bool {
 	return slices.ContainsFunc(r.Subscriptions, func(s subscriptionEval) bool { return !s.Decision.Allowed })
 }
 
+// invalidCatalog says whether a CatalogSource of the snapshot is invalid.
+func (r *evalReport) invalidCatalog() bool {
+	return slices.ContainsFunc(r.CatalogSources, func(c catalogSourceEval) bool { return !c.Valid })
+}
+
 type evalFlags struct {
 	snapshot   []string
 	policy     policyFlags
 	decision   decisionFlags
 	output     *outputFlags
 	failOnDeny bool
+	// failOnInvalidCatalog exits with exitDenied when a CatalogSource is invalid.
+	failOnInvalidCatalog bool
 	replay     string // a decision log to re-evaluate (replay.go)
 	only       string // the one table to print: subscriptions, plans or catalogs
 }
@@ -137,9 +144,12 @@ approved only when it is Manual, not yet approved, waiting in RequiresApproval, 
 it lists is wanted by a Manual Subscription whose gate is in Enforce mode and whose decision
 allows it; a Subscription sees the other operators of its plans through their own decisions.
 
+A snapshot of CatalogSources alone (no Subscription) checks the catalogs before they reach a
+cluster: each one's validity and the fields at fault. A snapshot holding neither is an error.
+
 Exit status: 0 when the evaluation ran (whatever it decided); 1 on an error (unreadable
 snapshot, policies that do not compile); 3 with --fail-on-deny when any Subscription's upgrade
-is denied.
+is denied, and with --fail-on-invalid-catalog when any CatalogSource is invalid.
 
 With --replay FILE instead of --snapshot, it re-evaluates the decisions a manager logged with
 --decision-log, each from its logged input (which holds its clock, input.now), and says which
@@ -155,6 +165,9 @@ no cluster, so the policy ConfigMaps are not read: pass their modules with --pol
 
   # with a policy pack, as JSON for jq
   tollgate eval --snapshot state.yaml --bundle bundles/packs/window -o json | jq '.installPlans[] | select(.approve)'
+
+  # check a CatalogSource in CI before applying it
+  tollgate eval --snapshot catalogsource.yaml --fail-on-invalid-catalog
 
   # the InstallPlans it would approve, one row each, for awk
   tollgate eval --snapshot state.yaml --only plans --no-headers | awk '$3 == "yes" {print $1 "/" $2}'
@@ -173,6 +186,7 @@ no cluster, so the policy ConfigMaps are not read: pass their modules with --pol
 	cmd.Flags().StringVar(&f.only, "only", "", "print one table of -o table or wide: "+strings.Join(evalTables, ", ")+" (with --no-headers, which needs one)")
 	_ = cmd.RegisterFlagCompletionFunc("only", cobra.FixedCompletions(evalTables, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().BoolVar(&f.failOnDeny, "fail-on-deny", false, fmt.Sprintf("exit with status %d when any Subscription's upgrade is denied", exitDenied))
+	cmd.Flags().BoolVar(&f.failOnInvalidCatalog, "fail-on-invalid-catalog", false, fmt.Sprintf("exit with status %d when any CatalogSource of the snapshot is invalid", exitDenied))
 	cmd.Flags().StringVar(&f.replay, "replay", "", "instead of --snapshot: re-evaluate the decisions of the decision log `FILE` written by 'tollgate run --decision-log' ('-' reads standard input) with the embedded policies, --bundle and --policy-dir (no cluster: the policy ConfigMaps are not read), and say which come out differently (exit status 3 if any, or if a logged input does not match its input_digest)")
 	return cmd
 }
@@ -204,6 +218,9 @@ func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if f.failOnDeny && report.denied() {
 		return &exitError{code: exitDenied, err: errors.New("an upgrade is denied (--fail-on-deny)")}
 	}
+	if f.failOnInvalidCatalog && report.invalidCatalog() {
+		return &exitError{code: exitDenied, err: errors.New("a CatalogSource is invalid (--fail-on-invalid-catalog)")}
+	}
 	return nil
 }
 
@@ -224,7 +241,7 @@ func openOffline(ctx context.Context, paths []string, pf policyFlags, df decisio
 	if err != nil {
 		return nil, err
 	}
-	snap, err := loadSnapshot(ctx, paths)
+	snap, err := loadSnapshot(ctx, paths, true)
 	if err != nil {
 		return nil, err
 	}
@@ -241,8 +258,9 @@ func openOffline(ctx context.Context, paths []string, pf policyFlags, df decisio
 
 // loadSnapshot reads the snapshot whole or not at all: a document that cannot be read as what
 // it claims is an error, never skipped, since a skipped OperatorCondition would let an upgrade
-// through that the cluster holds. A snapshot without a Subscription decides nothing.
-func loadSnapshot(ctx context.Context, paths []string) (*snapshot.Snapshot, error) {
+// through that the cluster holds. A snapshot without a Subscription decides nothing: it is an
+// error, unless catalogsSuffice and it holds CatalogSources (eval lints them).
+func loadSnapshot(ctx context.Context, paths []string, catalogsSuffice bool) (*snapshot.Snapshot, error) {
 	snap, err := snapshot.Load(paths...)
 	if le := (*snapshot.LoadError)(nil); errors.As(err, &le) {
 		return nil, fmt.Errorf("the snapshot cannot be read whole, and Tollgate decides nothing on part of it; fix these documents:\n%w", err)
@@ -254,8 +272,18 @@ func loadSnapshot(ctx context.Context, paths []string) (*snapshot.Snapshot, erro
 	if err := snap.List(ctx, &subs); err != nil {
 		return nil, fmt.Errorf("list subscriptions in the snapshot: %w", err)
 	}
-	if len(subs.Items) == 0 {
+	if len(subs.Items) > 0 {
+		return snap, nil
+	}
+	if !catalogsSuffice {
 		return nil, fmt.Errorf("no Subscription (operators.coreos.com/v1alpha1) in %s: nothing to decide (is it the right snapshot?)", strings.Join(paths, ", "))
+	}
+	var catalogs v1alpha1.CatalogSourceList
+	if err := snap.List(ctx, &catalogs); err != nil {
+		return nil, fmt.Errorf("list catalog sources in the snapshot: %w", err)
+	}
+	if len(catalogs.Items) == 0 {
+		return nil, fmt.Errorf("no Subscription nor CatalogSource (operators.coreos.com/v1alpha1) in %s: nothing to decide or check (is it the right snapshot?)", strings.Join(paths, ", "))
 	}
 	return snap, nil
 }

@@ -23,6 +23,9 @@ func renderEvalTable(w io.Writer, r *evalReport, o printers.TableOptions, only s
 		return renderCatalogs(w, r.CatalogSources, o, "")
 	}
 	o.Title(w, "Evaluated at %s with policy revision %s.\n\n", printers.Escape(r.Now), printers.Escape(r.PolicyRevision))
+	if len(r.Subscriptions) == 0 { // a snapshot of CatalogSources alone: only they are checked
+		return renderCatalogs(w, r.CatalogSources, o, "")
+	}
 	if err := renderSubscriptions(w, r, o); err != nil {
 		return err
 	}

@@ -139,7 +139,7 @@ func (f *clusterFlags) reader(ctx context.Context, paths []string, prepare func(
 		scope = "namespace " + ns
 	}
 	if len(paths) > 0 {
-		snap, err := loadSnapshot(ctx, paths)
+		snap, err := loadSnapshot(ctx, paths, false)
 		if err != nil {
 			return nil, "", err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,8 +116,33 @@ func TestEvalOfASnapshotWithoutSubscriptionFails(t *testing.T) {
 	stdout, _, err := run(t, "eval", "--snapshot", state, "--now", now)
 	require.Error(t, err)
 	assert.Equal(t, 1, exitCode(err))
-	assert.Contains(t, err.Error(), "no Subscription (operators.coreos.com/v1alpha1) in "+state+": nothing to decide")
+	assert.Contains(t, err.Error(), "no Subscription nor CatalogSource (operators.coreos.com/v1alpha1) in "+state+": nothing to decide or check")
 	assert.Empty(t, stdout)
+}
+
+// A snapshot of CatalogSources alone checks them, as an admin does before applying one: the
+// table lists each with its validity and the fields at fault, and --fail-on-invalid-catalog
+// exits 3 when one is invalid.
+func TestEvalChecksASnapshotOfCatalogSourcesAlone(t *testing.T) {
+	catalogs := filepath.Join("testdata", "catalogs-only.yaml")
+	stdout, _, err := run(t, "eval", "--snapshot", catalogs, "--now", now)
+	require.NoError(t, err)
+	assert.Contains(t, stdout, "CATALOG SOURCES (2)")
+	assert.NotContains(t, stdout, "SUBSCRIPTIONS")
+	assert.Regexp(t, `olm +operatorhubio +True \(READY\) +yes`, stdout)
+	assert.Regexp(t, `team-e +team-catalog +True \(READY\) +no +spec: spec.catalogImageSource, spec.catalogServiceSource are set together`, stdout)
+
+	stdout, _, err = run(t, "eval", "--snapshot", catalogs, "--now", now, "-o", "json")
+	require.NoError(t, err, "without --fail-on-invalid-catalog an invalid catalog is not an error")
+	var rep evalReport
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	require.Len(t, rep.CatalogSources, 2)
+	assert.False(t, rep.CatalogSources[1].Valid)
+
+	_, _, err = run(t, "eval", "--snapshot", catalogs, "--now", now, "--fail-on-invalid-catalog")
+	assert.Equal(t, exitDenied, exitCode(err), "%v", err)
+	_, _, err = run(t, "eval", "--snapshot", fixture("allowed.yaml"), "--now", now, "--fail-on-invalid-catalog")
+	require.NoError(t, err, "every catalog of allowed.yaml is valid")
 }
 
 func TestEvalRefusesADevice(t *testing.T) {
