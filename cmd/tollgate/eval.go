@@ -104,8 +104,8 @@ type evalFlags struct {
 	failOnDeny bool
 	// failOnInvalidCatalog exits with exitDenied when a CatalogSource is invalid.
 	failOnInvalidCatalog bool
-	replay     string // a decision log to re-evaluate (replay.go)
-	only       string // the one table to print: subscriptions, plans or catalogs
+	replay               string // a decision log to re-evaluate (replay.go)
+	only                 string // the one table to print: subscriptions, plans or catalogs
 }
 
 // evalTables are the tables of eval's -o table and wide, as --only names them.
