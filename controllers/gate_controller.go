@@ -99,7 +99,7 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err := r.operands.watch(ctx, req.NamespacedName, doc.OperandGVKs, doc.OperandNamespaces); err != nil {
 		return ctrl.Result{}, r.count("gather", err)
 	}
-	unreadableOperandKinds.WithLabelValues(req.Namespace, req.Name).Set(float64(len(doc.UnreadableOperandKinds)))
+	setPerSubscription(unreadableOperandKinds, req.NamespacedName, float64(len(doc.UnreadableOperandKinds)))
 	if wait := r.deferral(gate, doc); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
@@ -199,8 +199,7 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 		if !apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("get subscription %s: %w", key, err)
 		}
-		blockedSubscriptions.DeleteLabelValues(key.Namespace, key.Name)
-		unreadableOperandKinds.DeleteLabelValues(key.Namespace, key.Name)
+		forgetSubscription(key)
 		r.operands.forget(key)
 		r.written.forget(key)
 		r.planning.since.Delete(key)
@@ -275,7 +274,7 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	if next.status.Decision.Allowed {
 		blocked = 0
 	}
-	blockedSubscriptions.WithLabelValues(key.Namespace, key.Name).Set(blocked)
+	setPerSubscription(blockedSubscriptions, key, blocked)
 	if equality.Semantic.DeepEqual(gate.Status, next.status) {
 		r.planning.since.Delete(key) // nothing waits
 		return 0, nil

@@ -185,10 +185,10 @@ func (r *PolicyReconciler) failure(res *policysource.Resolution) error {
 func (r *PolicyReconciler) reportBundle(ctx context.Context, res *policysource.Resolution) {
 	st, bad := res.Sources[policysource.BundlesSource]
 	if !bad {
-		policysource.SourceErrors.WithLabelValues("bundle").Set(0)
+		policysource.SourceFailing.WithLabelValues("bundle").Set(0)
 		return
 	}
-	policysource.SourceErrors.WithLabelValues("bundle").Set(1)
+	policysource.SourceFailing.WithLabelValues("bundle").Set(1)
 	ctrl.LoggerFrom(ctx).Error(&engine.CompileError{Items: st.Errors}, "policy bundle rejected", "serving", st.Serving)
 }
 
@@ -210,7 +210,7 @@ func (r *PolicyReconciler) report(ctx context.Context, cms []corev1.ConfigMap, r
 	}
 	for name := range r.reported {
 		if !seen[name] {
-			policysource.SourceErrors.DeleteLabelValues(r.metricLabel(name))
+			policysource.SourceFailing.DeleteLabelValues(r.metricLabel(name))
 			if err := r.forget(ctx, name); err != nil {
 				return r.countPolicy(err)
 			}
@@ -228,7 +228,7 @@ func (r *PolicyReconciler) metricLabel(name string) string {
 func (r *PolicyReconciler) configMapStatus(ctx context.Context, cm *corev1.ConfigMap, st policysource.SourceStatus) policysource.Status {
 	label := r.metricLabel(cm.Name)
 	if len(st.Errors) == 0 {
-		policysource.SourceErrors.WithLabelValues(label).Set(0)
+		policysource.SourceFailing.WithLabelValues(label).Set(0)
 		return policysource.Status{Status: "ok", Serving: policysource.ServingCurrent}
 	}
 	err := &engine.CompileError{Items: st.Errors}
@@ -243,7 +243,7 @@ func (r *PolicyReconciler) configMapStatus(ctx context.Context, cm *corev1.Confi
 	}
 	r.Recorder.Event(cm, corev1.EventTypeWarning, EventPolicyRejected, "Policy not loaded: "+what+". Fix and re-apply: "+err.Error())
 	ctrl.LoggerFrom(ctx).Error(err, "policy configmap rejected", "configmap", cm.Name, "serving", st.Serving)
-	policysource.SourceErrors.WithLabelValues(label).Set(1)
+	policysource.SourceFailing.WithLabelValues(label).Set(1)
 	return policysource.Status{Status: "error", Errors: st.Errors, Serving: st.Serving}
 }
 

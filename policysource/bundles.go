@@ -92,7 +92,7 @@ type BundleOptions struct {
 // Every location must load at start: a missing path, a directory that is no bundle, a bad
 // tarball or an unreachable bundle server is an error, so the manager fails closed rather than
 // run without the admin's policy. Later, a read that fails keeps the last good bundle in
-// service; it is logged, sets tollgate_policy_source_errors{source="bundle/<location>"} and is
+// service; it is logged, sets tollgate_policy_source_failing{source="bundle/<location>"} and is
 // retried. A bundle that reads well but does not compile with the rest is the policy
 // reconciler's business: it keeps the last good policy set (controllers.PolicyReconciler).
 type BundleSource struct {
@@ -168,7 +168,7 @@ func LoadBundles(ctx context.Context, locations []string, opts BundleOptions) (*
 		}
 		loc.etag, loc.hash = etag, hash
 		s.current[i] = b
-		SourceErrors.WithLabelValues("bundle/" + loc.name).Set(0)
+		SourceFailing.WithLabelValues("bundle/" + loc.name).Set(0)
 		opts.Log.Info("bundle loaded", "bundle", loc.name, "revision", b.Manifest.Revision, "modules", len(b.Modules))
 	}
 	if !opts.Once {
@@ -227,11 +227,11 @@ func (s *BundleSource) refresh(ctx context.Context, i int) error {
 		err = s.compatible(i, b)
 	}
 	if err != nil {
-		SourceErrors.WithLabelValues("bundle/" + loc.name).Set(1)
+		SourceFailing.WithLabelValues("bundle/" + loc.name).Set(1)
 		s.opts.Log.Error(err, "bundle not updated; the last good bundle stays in service", "bundle", loc.name)
 		return err
 	}
-	SourceErrors.WithLabelValues("bundle/" + loc.name).Set(0)
+	SourceFailing.WithLabelValues("bundle/" + loc.name).Set(0)
 	if b == nil { // 304 Not Modified
 		return nil
 	}

@@ -302,7 +302,7 @@ func TestBundleServerETagPolling(t *testing.T) {
 	ts := httptest.NewTLSServer(srv)
 	defer ts.Close()
 	url := ts.URL + "/bundles/srv.tar.gz?token=secret"
-	metric := SourceErrors.WithLabelValues("bundle/" + ts.URL + "/bundles/srv.tar.gz")
+	metric := SourceFailing.WithLabelValues("bundle/" + ts.URL + "/bundles/srv.tar.gz")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -142,7 +142,7 @@ func (w *world) try(t *testing.T, c badCase, rego *corev1.ConfigMap) {
 		assert.Equal(t, w.goodRevision, w.decides(t, c.name), "the last good policy set decides")
 		w.apply(t, nil)
 		w.status(t, cm, "ok")
-		assert.Zero(t, metric(t, "tollgate_policy_source_errors", map[string]string{"source": "configmap/" + policyNS + "/" + cm.Name}))
+		assert.Zero(t, metric(t, "tollgate_policy_source_failing", map[string]string{"source": "configmap/" + policyNS + "/" + cm.Name}))
 	case failsClosed, holds:
 		revision := w.inService(t, false)
 		for _, s := range w.sources() {
@@ -185,7 +185,7 @@ func (w *world) checkRejected(t *testing.T, c badCase, cm *corev1.ConfigMap, bef
 	}
 	assert.Equal(t, w.goodRevision, policies.Engine().Revision(), "a rejected source does not replace the policy set")
 	w.event(t, cm, controllers.EventPolicyRejected, c.expect, before)
-	assert.Equal(t, 1.0, metric(t, "tollgate_policy_source_errors", map[string]string{"source": "configmap/" + policyNS + "/" + cm.Name}))
+	assert.Equal(t, 1.0, metric(t, "tollgate_policy_source_failing", map[string]string{"source": "configmap/" + policyNS + "/" + cm.Name}))
 	assert.True(t, errorLog.logged("policy configmap rejected", "configmap", cm.Name, c.expect), "the log says why %s was rejected", cm.Name)
 }
 

@@ -6,7 +6,7 @@
 //
 //   - a case that does not load (`# expect: ...`) is reported where README.md says (the
 //     ConfigMap's tollgate.dev/policy-status annotation, naming the file, with serving
-//     "previous"; a Warning Event; the tollgate_policy_source_errors metric; the log), and
+//     "previous"; a Warning Event; the tollgate_policy_source_failing metric; the log), and
 //     the ConfigMap's last good version stays in force;
 //   - a case that loads but cannot decide (`# expect-gate: ...`) fails closed: every
 //     decision is a standing PolicyError denial saying why, and nothing is approved;

@@ -66,7 +66,7 @@ deny contains d if {
 `})
 	status := k.policyStatus(cm, "error")
 	require.NotEmpty(t, status.Errors)
-	assert.Equal(t, 1.0, metric(t, "tollgate_policy_source_errors", map[string]string{"source": "configmap/" + policyNS + "/site-rules"}))
+	assert.Equal(t, 1.0, metric(t, "tollgate_policy_source_failing", map[string]string{"source": "configmap/" + policyNS + "/site-rules"}))
 	assert.Equal(t, "configmap/site-rules/site.rego", status.Errors[0].File)
 	assert.Positive(t, status.Errors[0].Row)
 	assert.Equal(t, policysource.ServingNone, status.Serving, "it never compiled, so it is not in service")
@@ -113,9 +113,9 @@ deny contains {"code": "Leak", "message": "x"} if {
 
 	// Deleting the rejected ConfigMap clears its error from the metric.
 	source := map[string]string{"source": "configmap/" + policyNS + "/leaky"}
-	assert.Equal(t, 1.0, metric(t, "tollgate_policy_source_errors", source))
+	assert.Equal(t, 1.0, metric(t, "tollgate_policy_source_failing", source))
 	require.NoError(t, k.Client.Delete(k.Ctx, cm))
-	require.Eventually(t, func() bool { return metric(t, "tollgate_policy_source_errors", source) == 0 }, olmplay.Wait, olmplay.Tick)
+	require.Eventually(t, func() bool { return metric(t, "tollgate_policy_source_failing", source) == 0 }, olmplay.Wait, olmplay.Tick)
 }
 
 func TestAMaintenanceWindowPackEnabledByConfigMapHoldsAnUpgradeOutsideItsWindow(t *testing.T) {

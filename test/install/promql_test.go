@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	_ "github.com/tollgate-dev/tollgate/controllers"  // registers tollgate_* and controller-runtime's metrics
-	_ "github.com/tollgate-dev/tollgate/policysource" // registers tollgate_policy_source_errors
+	_ "github.com/tollgate-dev/tollgate/policysource" // registers tollgate_policy_source_failing
 	"github.com/tollgate-dev/tollgate/test/controlplane"
 )
 
