@@ -154,6 +154,29 @@ func TestPrometheusInstall(t *testing.T) {
 	assert.Equal(t, "https", endpoint["port"])
 	assert.Equal(t, "https", endpoint["scheme"])
 
+	// The scrape token comes the way prometheus-operator's API does not deprecate: from a Secret
+	// (authorization.credentials), one the cluster fills with the token of a ServiceAccount that
+	// may read the metrics, in the ServiceMonitor's namespace.
+	for _, deprecated := range []string{"bearerTokenFile", "bearerTokenSecret"} {
+		assert.NotContains(t, endpoint, deprecated, "the ServiceMonitor uses the deprecated %s", deprecated)
+	}
+	typ, _, _ := unstructured.NestedString(endpoint, "authorization", "type")
+	assert.Equal(t, "Bearer", typ)
+	secretName, _, _ := unstructured.NestedString(endpoint, "authorization", "credentials", "name")
+	key, _, _ := unstructured.NestedString(endpoint, "authorization", "credentials", "key")
+	assert.Equal(t, "token", key)
+	secret := as[corev1.Secret](t, objs, "Secret/"+secretName)
+	assert.Equal(t, monitor.GetNamespace(), secret.Namespace, "prometheus-operator reads the Secret in the ServiceMonitor's namespace")
+	assert.Equal(t, corev1.SecretTypeServiceAccountToken, secret.Type, "the cluster writes the token")
+	assert.Empty(t, secret.Data, "no credential is shipped")
+	account := secret.Annotations[corev1.ServiceAccountNameKey]
+	sa := as[corev1.ServiceAccount](t, objs, "ServiceAccount/"+account)
+	assert.Equal(t, secret.Namespace, sa.Namespace)
+	binding := as[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding/tollgate-metrics-reader")
+	assert.Equal(t, "tollgate-metrics-reader", binding.RoleRef.Name)
+	assert.Equal(t, []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}}, binding.Subjects,
+		"the token's ServiceAccount, and nothing else, may read the metrics")
+
 	def := build(t, "default")
 	svc := def["Service/tollgate-manager-metrics"]
 	require.NotNil(t, svc)

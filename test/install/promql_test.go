@@ -184,3 +184,48 @@ func TestAnAlertWatchesUnreadableOperandKinds(t *testing.T) {
 	require.True(t, ok, "config/prometheus has the alert")
 	assert.Equal(t, []string{"tollgate_unreadable_operand_kinds"}, metricNames(expr))
 }
+
+// Every operator built on controller-runtime exports controller_runtime_*, workqueue_*,
+// leader_election_* and process_* under the same names: the dashboard's panels on them keep to
+// Tollgate's scrape job (the dashboard's job variable), or another operator's figures mix in.
+func TestDashboardKeepsSharedMetricsToTollgatesJob(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "grafana", "tollgate-dashboard.json"))
+	require.NoError(t, err)
+	var dashboard struct {
+		Templating struct {
+			List []struct {
+				Name       string `json:"name"`
+				Type       string `json:"type"`
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &dashboard))
+	var job string
+	for _, v := range dashboard.Templating.List {
+		if v.Name == "job" {
+			job = v.Definition
+			assert.Equal(t, "query", v.Type)
+		}
+	}
+	require.NotEmpty(t, job, "the dashboard has a job variable")
+	assert.Regexp(t, `^label_values\(tollgate_[a-z_]+, job\)$`, job, "the job variable offers the jobs that export a Tollgate metric")
+
+	shared := 0
+	for where, expr := range exprs(t) {
+		if !strings.HasPrefix(where, "dashboard ") {
+			continue
+		}
+		for _, name := range metricNames(expr) {
+			if strings.HasPrefix(name, "tollgate_") {
+				continue
+			}
+			shared++
+			uses := regexp.MustCompile(`\b`+regexp.QuoteMeta(name)+`\b(\{[^}]*\})?`).FindAllStringSubmatch(expr, -1)
+			for _, use := range uses {
+				assert.Contains(t, use[1], `job="$job"`, "%s: %s selects %s of every job", where, expr, name)
+			}
+		}
+	}
+	assert.Positive(t, shared, "the dashboard shows controller-runtime's metrics")
+}
