@@ -5,6 +5,7 @@ module github.com/tollgate-dev/tollgate/hack/tools/olm
 go 1.26.3
 
 require (
+	github.com/operator-framework/api v0.45.0
 	github.com/operator-framework/operator-lifecycle-manager v0.46.0
 	github.com/operator-framework/operator-registry v1.73.0
 )
@@ -122,7 +123,6 @@ require (
 	github.com/openshift/api v0.0.0-20260204104751-e09e5a4ebcd0 // indirect
 	github.com/openshift/client-go v0.0.0-20260108185524-48f4ccfc4e13 // indirect
 	github.com/openshift/library-go v0.0.0-20260204111611-b7d4fa0e292a // indirect
-	github.com/operator-framework/api v0.45.0 // indirect
 	github.com/otiai10/copy v1.14.1 // indirect
 	github.com/otiai10/mint v1.6.3 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
