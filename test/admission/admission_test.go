@@ -76,8 +76,9 @@ func namespace(ctx context.Context, env *controlplane.Env, prefix string) (strin
 }
 
 // applyPolicies creates what `kustomize build config/admission` renders and waits until the
-// API server enforces both policies.
-func applyPolicies(ctx context.Context, env *controlplane.Env) error {
+// API server enforces both policies. warns says whether env's CatalogSource CRD serves the
+// structured sources, where the deprecated policy warns about a legacy CatalogSource.
+func applyPolicies(ctx context.Context, env *controlplane.Env, warns bool) error {
 	objs, err := kustomize("config/admission")
 	if err != nil {
 		return err
@@ -87,12 +88,13 @@ func applyPolicies(ctx context.Context, env *controlplane.Env) error {
 			return fmt.Errorf("apply %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
 	}
-	return waitEnforced(ctx, env)
+	return waitEnforced(ctx, env, warns)
 }
 
-// waitEnforced dry-runs a CatalogSource the valid policy denies and one the deprecated policy
-// warns about until both happen: the API server picks up a new policy after a moment.
-func waitEnforced(ctx context.Context, env *controlplane.Env) error {
+// waitEnforced dry-runs a CatalogSource the valid policy denies and, when warns, one the
+// deprecated policy warns about until both happen: the API server picks up a new policy after
+// a moment.
+func waitEnforced(ctx context.Context, env *controlplane.Env, warns bool) error {
 	ns, err := namespace(ctx, env, "probe")
 	if err != nil {
 		return err
@@ -110,7 +112,7 @@ func waitEnforced(ctx context.Context, env *controlplane.Env) error {
 		denied := denyErr != nil && strings.Contains(denyErr.Error(), validPolicy)
 		warned := warnErr == nil && strings.Contains(strings.Join(rec.list(), "\n"), deprecatedPolicy)
 		last = fmt.Sprintf("deny probe: %v; warn probe: %v, warnings %q", denyErr, warnErr, rec.list())
-		if denied && warned {
+		if denied && (warned || !warns) {
 			return nil
 		}
 		if denyErr != nil && !denied && !apierrors.IsInvalid(denyErr) {
@@ -119,4 +121,16 @@ func waitEnforced(ctx context.Context, env *controlplane.Env) error {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return fmt.Errorf("the admission policies were not enforced within a minute: %s", last)
+}
+
+var (
+	upstreamPolicies    sync.Once
+	upstreamPoliciesErr error
+)
+
+// applyPoliciesOnce applies the policies to upstream, whose CRD serves no structured source,
+// the first time a test asks.
+func applyPoliciesOnce(ctx context.Context, env *controlplane.Env) error {
+	upstreamPolicies.Do(func() { upstreamPoliciesErr = applyPolicies(ctx, env, false) })
+	return upstreamPoliciesErr
 }

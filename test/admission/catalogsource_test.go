@@ -2,25 +2,31 @@ package admission
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/test/controlplane"
 )
 
 // deprecation is the deprecated policy's warning for each legacy field.
 var deprecation = map[string]string{
-	"sourceType":    "spec.sourceType is deprecated: where the CatalogSource CRD serves them, use spec.catalogImageSource, spec.catalogServiceSource or spec.configMapSource instead",
-	"image":         "spec.image is deprecated: where the CatalogSource CRD serves it, use spec.catalogImageSource.catalogImage instead",
-	"address":       "spec.address is deprecated: where the CatalogSource CRD serves it, use spec.catalogServiceSource.address instead",
-	"configMap":     "spec.configMap is deprecated: where the CatalogSource CRD serves it, use spec.configMapSource.configMap instead",
-	"grpcPodConfig": "spec.grpcPodConfig is deprecated: where the CatalogSource CRD serves it, use spec.catalogImageSource.podSpecOverrides instead",
+	"sourceType":    "spec.sourceType is deprecated: use spec.catalogImageSource, spec.catalogServiceSource or spec.configMapSource instead",
+	"image":         "spec.image is deprecated: use spec.catalogImageSource.catalogImage instead",
+	"address":       "spec.address is deprecated: use spec.catalogServiceSource.address instead",
+	"configMap":     "spec.configMap is deprecated: use spec.configMapSource.configMap instead",
+	"grpcPodConfig": "spec.grpcPodConfig is deprecated: use spec.catalogImageSource.podSpecOverrides instead",
 }
 
 // admissionCase is one CatalogSource spec and what the API server must do with it.
@@ -109,64 +115,53 @@ var podConfig = map[string]any{"nodeSelector": map[string]any{"kubernetes.io/os"
 // upstreamCases run against OLM's upstream CatalogSource CRD.
 var upstreamCases = []admissionCase{
 	{
-		name:       "legacy grpc with an image is accepted with deprecation warnings",
-		spec:       map[string]any{"sourceType": "grpc", "image": image},
-		deprecated: []string{"sourceType", "image"},
+		name: "legacy grpc with an image is accepted without a warning",
+		spec: map[string]any{"sourceType": "grpc", "image": image},
 	},
 	{
-		name:       "legacy grpc with an address is accepted with deprecation warnings",
-		spec:       map[string]any{"sourceType": "grpc", "address": address},
-		deprecated: []string{"sourceType", "address"},
+		name: "legacy grpc with an address is accepted without a warning",
+		spec: map[string]any{"sourceType": "grpc", "address": address},
 	},
 	{
-		name:       "legacy configmap with a ConfigMap is accepted with deprecation warnings",
-		spec:       map[string]any{"sourceType": "configmap", "configMap": "catalog"},
-		deprecated: []string{"sourceType", "configMap"},
+		name: "legacy configmap with a ConfigMap is accepted without a warning",
+		spec: map[string]any{"sourceType": "configmap", "configMap": "catalog"},
 	},
 	{
-		name:       "legacy internal with a ConfigMap is accepted with deprecation warnings",
-		spec:       map[string]any{"sourceType": "internal", "configMap": "catalog"},
-		deprecated: []string{"sourceType", "configMap"},
+		name: "legacy internal with a ConfigMap is accepted without a warning",
+		spec: map[string]any{"sourceType": "internal", "configMap": "catalog"},
 	},
 	{
-		name:       "legacy grpc image with grpcPodConfig is accepted with deprecation warnings",
-		spec:       map[string]any{"sourceType": "grpc", "image": image, "grpcPodConfig": podConfig, "displayName": "Community"},
-		deprecated: []string{"sourceType", "image", "grpcPodConfig"},
+		name: "legacy grpc image with grpcPodConfig is accepted without a warning",
+		spec: map[string]any{"sourceType": "grpc", "image": image, "grpcPodConfig": podConfig, "displayName": "Community"},
 	},
 	{
 		name:       "legacy grpc without image or address is rejected",
 		spec:       map[string]any{"sourceType": "grpc"},
-		deprecated: []string{"sourceType"},
 		violations: []string{"spec.address: spec.sourceType grpc needs spec.address or spec.image: set it — or better remove spec.sourceType and use a structured source"},
 	},
 	{
 		name:       "legacy configmap without a ConfigMap is rejected",
 		spec:       map[string]any{"sourceType": "configmap"},
-		deprecated: []string{"sourceType"},
 		violations: []string{"spec.configMap: spec.sourceType configmap needs spec.configMap: set it — or better remove spec.sourceType and use a structured source"},
 	},
 	{
 		name:       "an unknown sourceType is rejected",
 		spec:       map[string]any{"sourceType": "helm", "image": image},
-		deprecated: []string{"sourceType", "image"},
 		violations: []string{`spec.sourceType: is "helm", which OLM does not know: use grpc, configmap or internal — or better remove it and use spec.catalogImageSource, spec.catalogServiceSource or spec.configMapSource`},
 	},
 	{
 		name:       "legacy grpc with both image and address is rejected",
 		spec:       map[string]any{"sourceType": "grpc", "image": image, "address": address},
-		deprecated: []string{"sourceType", "image", "address"},
 		violations: []string{"spec.address: is ignored because spec.image is also set (OLM runs the image and never dials the address): remove one of them"},
 	},
 	{
 		name:       "legacy grpc with a ConfigMap beside its image is rejected",
 		spec:       map[string]any{"sourceType": "grpc", "image": image, "configMap": "catalog"},
-		deprecated: []string{"sourceType", "image", "configMap"},
 		violations: []string{"spec.configMap: is not used with spec.sourceType grpc: remove it"},
 	},
 	{
-		name:       "legacy configmap with image and address instead of a ConfigMap is rejected with every violation",
-		spec:       map[string]any{"sourceType": "configmap", "image": image, "address": address},
-		deprecated: []string{"sourceType", "image", "address"},
+		name: "legacy configmap with image and address instead of a ConfigMap is rejected with every violation",
+		spec: map[string]any{"sourceType": "configmap", "image": image, "address": address},
 		violations: []string{
 			"spec.configMap: spec.sourceType configmap needs spec.configMap: set it — or better remove spec.sourceType and use a structured source",
 			"spec.image: is not used with spec.sourceType configmap: remove it",
@@ -176,7 +171,6 @@ var upstreamCases = []admissionCase{
 	{
 		name:       "legacy grpc address with grpcPodConfig is rejected",
 		spec:       map[string]any{"sourceType": "grpc", "address": address, "grpcPodConfig": podConfig},
-		deprecated: []string{"sourceType", "address", "grpcPodConfig"},
 		violations: []string{"spec.grpcPodConfig: is only used with spec.sourceType grpc and spec.image, where OLM runs the registry pod it configures: remove it"},
 	},
 	{
@@ -187,7 +181,6 @@ var upstreamCases = []admissionCase{
 	{
 		name:       "an image with an empty sourceType is rejected",
 		spec:       map[string]any{"sourceType": "", "image": image},
-		deprecated: []string{"image"},
 		violations: []string{"spec.image: is set but spec.sourceType is not, so OLM ignores it: set spec.sourceType: grpc, or better move it to spec.catalogImageSource.catalogImage"},
 	},
 	{
@@ -200,7 +193,6 @@ var upstreamCases = []admissionCase{
 		name:          "a structured source beside a legacy one is dropped by the upstream CRD before admission sees it",
 		spec:          map[string]any{"sourceType": "grpc", "image": image, "catalogImageSource": map[string]any{"catalogImage": image}},
 		otherWarnings: []string{`unknown field "spec.catalogImageSource"`},
-		deprecated:    []string{"sourceType", "image"},
 		stored:        map[string]any{"sourceType": "grpc", "image": image},
 	},
 	{
@@ -234,7 +226,7 @@ func TestCatalogSourceAdmissionOnTheUpstreamCRD(t *testing.T) {
 	_, err = c.Create(ctx, catalogSource("before-policies", map[string]any{"sourceType": "grpc"}), metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	require.NoError(t, applyPolicies(ctx, upstream))
+	require.NoError(t, applyPoliciesOnce(ctx, upstream))
 	for _, tc := range upstreamCases {
 		t.Run(tc.name, func(t *testing.T) {
 			check(ctx, t, upstream, ns, tc)
@@ -265,6 +257,51 @@ func TestCatalogSourceAdmissionOnTheUpstreamCRD(t *testing.T) {
 		_, err = c.Get(ctx, "before-policies", metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "want the CatalogSource gone, got %v", err)
 	})
+}
+
+// The same policies, on the same API server, warn once the CatalogSource CRD serves the
+// structured sources: the deprecated policy reads the CRD, not a setting, so replacing OLM's
+// CRD with Tollgate's (config/crd/olm) is all it takes, and the silence above is the policy's
+// choice rather than a policy not yet loaded.
+func TestTheDeprecationWarningFollowsTheServedCRD(t *testing.T) {
+	ctx := t.Context()
+	ns, err := namespace(ctx, upstream, "served")
+	require.NoError(t, err)
+	require.NoError(t, applyPoliciesOnce(ctx, upstream))
+	legacy := admissionCase{spec: map[string]any{"sourceType": "grpc", "image": image}}
+	check(ctx, t, upstream, ns, legacy)
+
+	const name = "catalogsources.operators.coreos.com"
+	crd := func() *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("apiextensions.k8s.io/v1")
+		u.SetKind("CustomResourceDefinition")
+		return u
+	}
+	original := crd()
+	require.NoError(t, upstream.Client.Get(ctx, client.ObjectKey{Name: name}, original))
+	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "crd", "olm", "operators.coreos.com_catalogsources.yaml"))
+	require.NoError(t, err)
+	ours := crd()
+	require.NoError(t, yaml.Unmarshal(raw, &ours.Object))
+	serve := func(ctx context.Context, spec any) {
+		t.Helper()
+		current := crd()
+		require.NoError(t, upstream.Client.Get(ctx, client.ObjectKey{Name: name}, current))
+		current.Object["spec"] = spec
+		require.NoError(t, upstream.Client.Update(ctx, current))
+	}
+	serve(ctx, ours.Object["spec"])
+	t.Cleanup(func() { serve(context.Background(), original.Object["spec"]) })
+
+	legacy.deprecated = []string{"sourceType", "image"}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		cl, rec, err := catalogClient(upstream, ns)
+		require.NoError(c, err)
+		_, err = cl.Create(ctx, catalogSource("catalog", legacy.spec), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		require.NoError(c, err)
+		assert.Equal(c, legacy.wantWarnings(), rec.list())
+	}, time.Minute, 200*time.Millisecond, "the deprecated policy warns once the CRD serves the structured sources")
 }
 
 // oursCases run against Tollgate's CRD (config/crd/olm), which keeps the structured sources.

@@ -39,7 +39,7 @@ func run(m *testing.M) int {
 	defer func() { _ = ours.Stop() }()
 	// ours gets the policies at once; upstream only in its test, after recording what the
 	// CRD alone accepts.
-	if err := applyPolicies(context.Background(), ours); err != nil {
+	if err := applyPolicies(context.Background(), ours, true); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
