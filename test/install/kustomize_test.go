@@ -15,6 +15,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -136,6 +137,20 @@ func TestDefaultInstall(t *testing.T) {
 		assert.Contains(t, manager.Args, "--leader-elect")
 		require.NotNil(t, deploy.Spec.Replicas)
 		assert.GreaterOrEqual(t, *deploy.Spec.Replicas, int32(2))
+		// Spread over nodes, preferred (a single node still runs both).
+		var hosts []corev1.TopologySpreadConstraint
+		for _, c := range deploy.Spec.Template.Spec.TopologySpreadConstraints {
+			if c.TopologyKey == corev1.LabelHostname {
+				hosts = append(hosts, c)
+			}
+		}
+		require.Len(t, hosts, 1, "the replicas spread over nodes")
+		assert.Equal(t, int32(1), hosts[0].MaxSkew)
+		assert.Equal(t, corev1.ScheduleAnyway, hosts[0].WhenUnsatisfiable)
+		require.NotNil(t, hosts[0].LabelSelector)
+		spread, err := metav1.LabelSelectorAsSelector(hosts[0].LabelSelector)
+		require.NoError(t, err)
+		assert.True(t, spread.Matches(podLabels), "the spread counts the manager's own pods")
 		pdb := as[policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget/tollgate-manager")
 		assert.Equal(t, 1, pdb.Spec.MinAvailable.IntValue())
 		assert.True(t, labels.SelectorFromSet(pdb.Spec.Selector.MatchLabels).Matches(podLabels))
