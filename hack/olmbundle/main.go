@@ -1,8 +1,8 @@
 // Command olmbundle writes Tollgate's own OLM bundle (bundles/olm: manifests, metadata and
 // bundle.Dockerfile) from the generated CRD, the generated RBAC and the operand-reader
 // ClusterRole, the manager Deployment and the UpgradeGate sample under config/, so the bundle never drifts from them, and a file-based
-// catalog holding that bundle (bundles/catalog, bundles/catalog.Dockerfile). `make manifests`
-// runs it.
+// catalog holding that bundle (bundles/catalog, and bundles/catalog.Dockerfile on the opm image
+// of the version hack/tools/olm/go.mod pins). `make manifests` runs it.
 package main
 
 import (
@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/mod/modfile"
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -99,9 +100,13 @@ func run(root, out string) error {
 	if err != nil {
 		return err
 	}
+	opm, err := opmVersion(filepath.Join(root, "hack", "tools", "olm", "go.mod"))
+	if err != nil {
+		return err
+	}
 	for path, data := range map[string]string{
 		filepath.Join(bundle, "bundle.Dockerfile"):                 bundleDockerfile(),
-		filepath.Join(out, "catalog.Dockerfile"):                   catalogDockerfile,
+		filepath.Join(out, "catalog.Dockerfile"):                   catalogDockerfile(opm),
 		filepath.Join(out, "catalog", packageName, "catalog.yaml"): fbc,
 	} {
 		if err := writeFile(path, []byte(header+data)); err != nil {
@@ -142,11 +147,36 @@ func bundleDockerfile() string {
 	return b.String()
 }
 
+// opmModule is the module of opm, whose version in hack/tools/olm/go.mod is the opm the tests
+// validate and serve the catalog with, and so the one the catalog image is built on.
+const opmModule = "github.com/operator-framework/operator-registry"
+
+// opmVersion returns the version of opmModule that the go.mod at path requires.
+func opmVersion(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read the opm pin: %w", err)
+	}
+	f, err := modfile.ParseLax(path, data, nil)
+	if err != nil {
+		return "", fmt.Errorf("parse %s: %w", path, err)
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == opmModule {
+			return r.Mod.Version, nil
+		}
+	}
+	return "", fmt.Errorf("%s requires no %s", path, opmModule)
+}
+
 // catalogDockerfile builds the catalog image from bundles/ (its build context), as
-// `opm generate dockerfile catalog` writes it.
-const catalogDockerfile = `# The base image is expected to contain
+// `opm generate dockerfile catalog` writes it, on the opm image of version opm (the release
+// tags of quay.io/operator-framework/opm are those of operator-registry) rather than :latest,
+// so the image is built on the opm the catalog was validated with.
+func catalogDockerfile(opm string) string {
+	return `# The base image is expected to contain
 # /bin/opm (with a serve subcommand) and /bin/grpc_health_probe
-FROM quay.io/operator-framework/opm:latest
+FROM quay.io/operator-framework/opm:` + opm + `
 
 # Configure the entrypoint and command
 ENTRYPOINT ["/bin/opm"]
@@ -160,6 +190,7 @@ RUN ["/bin/opm", "serve", "/configs", "--cache-dir=/tmp/cache", "--cache-only"]
 # in the image
 LABEL operators.operatorframework.io.index.configs.v1=/configs
 `
+}
 
 // almExamples is the CSV's alm-examples annotation: the UpgradeGate sample as a JSON array,
 // without its namespace (a console creates it in the namespace at hand).

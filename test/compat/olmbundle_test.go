@@ -249,7 +249,12 @@ func TestTollgatesOwnDockerfilesMatchTheirContent(t *testing.T) {
 
 	labels, lines = dockerfile(t, bundleFile(t, "catalog.Dockerfile"))
 	assert.Equal(t, map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"}, labels)
-	assert.Equal(t, "FROM quay.io/operator-framework/opm:latest", lines[0])
+	// Built on the opm the tests validate and serve the catalog with, not on :latest.
+	gomod, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "hack", "tools", "olm", "go.mod"))
+	require.NoError(t, err)
+	pin := regexp.MustCompile(`(?m)^\s*github\.com/operator-framework/operator-registry (v\S+)`).FindSubmatch(gomod)
+	require.NotNil(t, pin, "hack/tools/olm/go.mod pins operator-registry")
+	assert.Equal(t, "FROM quay.io/operator-framework/opm:"+string(pin[1]), lines[0])
 	assert.Contains(t, lines, "ADD catalog /configs")
 	assert.Contains(t, lines, `ENTRYPOINT ["/bin/opm"]`)
 	assert.Contains(t, lines, `CMD ["serve", "/configs", "--cache-dir=/tmp/cache"]`)
