@@ -38,7 +38,8 @@ REVISION := $(shell git rev-parse HEAD 2>/dev/null)
 # Reproducible builds: every timestamp in the image and the archives is the last commit's.
 export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 VERSION_LDFLAGS := -X github.com/tollgate-dev/tollgate/version.Version=$(VERSION)
-IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+# The platforms of the image index `make image` writes: linux/<arch> for each.
+IMAGE_ARCHES ?= amd64 arm64
 
 REGO_COVERAGE_MIN ?= 90
 TEST_FLAGS ?= -race
@@ -162,10 +163,13 @@ build: ## Build bin/tollgate (also usable as kubectl-tollgate) and bin/kubectl_c
 	@chmod +x bin/kubectl_complete-tollgate
 
 .PHONY: image
-image: ## Build the container image into bin/image (an OCI layout, no Docker needed) and print its digest.
-	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags "-s -w $(VERSION_LDFLAGS)" \
-		-o bin/linux_$(IMAGE_ARCH)/tollgate ./cmd/tollgate
-	@$(GO) run ./hack/image -binary bin/linux_$(IMAGE_ARCH)/tollgate -arch $(IMAGE_ARCH) \
+image: ## Build the container image index (linux/amd64, linux/arm64) into bin/image (an OCI layout, no Docker needed) and print its digest.
+	@for a in $(IMAGE_ARCHES); do \
+		echo "building tollgate for linux/$$a"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$a $(GO) build -trimpath -ldflags "-s -w $(VERSION_LDFLAGS)" \
+			-o bin/linux_$$a/tollgate ./cmd/tollgate; \
+	done
+	@$(GO) run ./hack/image -binary-dir bin -arch $(shell echo $(IMAGE_ARCHES) | tr ' ' ',') \
 		-version $(VERSION) -revision "$(REVISION)" -out bin/image
 
 RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64

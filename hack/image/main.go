@@ -1,8 +1,10 @@
 // Command image builds Tollgate's container image without a Docker daemon or a base image:
 // FROM scratch, one layer with the static binary, the Mozilla CA bundle (for policy bundle
-// servers over HTTPS) and a nonroot user, written as an OCI image layout. Every timestamp is
-// the source date and every tar entry is sorted with a fixed owner and mode, so the same
-// binary and flags give the same digest. `make image` runs it and prints the digest.
+// servers over HTTPS) and a nonroot user, one image per architecture (linux/amd64 and
+// linux/arm64 from `make image`) under one image index, written as an OCI image layout. Every
+// timestamp is the source date and every tar entry is sorted with a fixed owner and mode, so
+// the same binaries and flags give the same digests. `make image` runs it and prints the
+// index's digest.
 package main
 
 import (
@@ -14,8 +16,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -37,24 +41,25 @@ const (
 
 // options are what goes into the image besides the fixed file system.
 type options struct {
-	Binary   string    // the static tollgate binary to ship
-	Arch     string    // GOARCH it was built for
-	Version  string    // org.opencontainers.image.version, and the tag in index.json
-	Revision string    // org.opencontainers.image.revision
-	Source   string    // org.opencontainers.image.source
-	Created  time.Time // every timestamp in the image
+	BinaryDir string    // holds linux_<arch>/tollgate, the static binary of each architecture
+	Arches    []string  // the GOARCHes of the index, in its order
+	Version   string    // org.opencontainers.image.version, and the tag in index.json
+	Revision  string    // org.opencontainers.image.revision
+	Source    string    // org.opencontainers.image.source
+	Created   time.Time // every timestamp in the image
 }
 
 func main() {
 	var o options
-	var out string
-	flag.StringVar(&o.Binary, "binary", "bin/linux/tollgate", "static tollgate binary for linux")
-	flag.StringVar(&o.Arch, "arch", "amd64", "GOARCH of the binary")
+	var out, arches string
+	flag.StringVar(&o.BinaryDir, "binary-dir", "bin", "directory holding linux_<arch>/tollgate for each -arch")
+	flag.StringVar(&arches, "arch", "amd64,arm64", "comma-separated GOARCHes, one image each in the index")
 	flag.StringVar(&o.Version, "version", "dev", "image version label and tag")
 	flag.StringVar(&o.Revision, "revision", "", "VCS revision label")
 	flag.StringVar(&o.Source, "source", "https://github.com/tollgate-dev/tollgate", "source repository label")
 	flag.StringVar(&out, "out", "bin/image", "OCI image layout directory to (re)create")
 	flag.Parse()
+	o.Arches = strings.Split(arches, ",")
 	created, err := sourceDate(os.Getenv("SOURCE_DATE_EPOCH"))
 	if err == nil {
 		o.Created = created
@@ -81,13 +86,24 @@ func sourceDate(epoch string) (time.Time, error) {
 	return time.Unix(sec, 0).UTC(), nil
 }
 
-// buildLayout writes the image as a fresh OCI layout at dir and returns its manifest digest.
+// buildLayout writes the image index, one image per architecture, as a fresh OCI layout at
+// dir and returns the index's digest.
 func buildLayout(dir string, o options) (v1.Hash, error) {
-	img, err := build(o)
-	if err != nil {
-		return v1.Hash{}, err
+	if len(o.Arches) == 0 {
+		return v1.Hash{}, errors.New("no architecture")
 	}
-	// A layout appends to index.json; start over so the directory holds exactly this image.
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, arch := range o.Arches {
+		img, err := build(o, arch, filepath.Join(o.BinaryDir, "linux_"+arch, "tollgate"))
+		if err != nil {
+			return v1.Hash{}, fmt.Errorf("linux/%s: %w", arch, err)
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
+			Add:        img,
+			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}},
+		})
+	}
+	// A layout appends to index.json; start over so the directory holds exactly this index.
 	if err := os.RemoveAll(dir); err != nil {
 		return v1.Hash{}, fmt.Errorf("remove %s: %w", dir, err)
 	}
@@ -95,17 +111,17 @@ func buildLayout(dir string, o options) (v1.Hash, error) {
 	if err != nil {
 		return v1.Hash{}, fmt.Errorf("write layout %s: %w", dir, err)
 	}
-	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{
+	if err := p.AppendIndex(idx, layout.WithAnnotations(map[string]string{
 		"org.opencontainers.image.ref.name": o.Version,
 	})); err != nil {
-		return v1.Hash{}, fmt.Errorf("write image to %s: %w", dir, err)
+		return v1.Hash{}, fmt.Errorf("write image index to %s: %w", dir, err)
 	}
-	return img.Digest()
+	return idx.Digest()
 }
 
-// build assembles the image in memory.
-func build(o options) (v1.Image, error) {
-	bin, err := os.ReadFile(o.Binary)
+// build assembles the image of one architecture in memory, from the binary at path.
+func build(o options, arch, path string) (v1.Image, error) {
+	bin, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read binary: %w", err)
 	}
@@ -133,7 +149,7 @@ func build(o options) (v1.Image, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", o.Arch
+	cfg.OS, cfg.Architecture = "linux", arch
 	cfg.Created = v1.Time{Time: o.Created}
 	cfg.Config = v1.Config{
 		User:       nonroot + ":" + nonroot,

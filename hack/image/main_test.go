@@ -11,16 +11,20 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestBuildLayout(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "tollgate")
-	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/false\n"), 0o600))
+	bins := filepath.Join(dir, "bin")
+	for _, arch := range []string{"amd64", "arm64"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(bins, "linux_"+arch), 0o750))
+		require.NoError(t, os.WriteFile(filepath.Join(bins, "linux_"+arch, "tollgate"), []byte("#!/bin/false "+arch+"\n"), 0o600))
+	}
 	o := options{
-		Binary: bin, Arch: "arm64", Version: "v1.2.3", Revision: "abc123",
+		BinaryDir: bins, Arches: []string{"amd64", "arm64"}, Version: "v1.2.3", Revision: "abc123",
 		Source: "https://example.com/tollgate", Created: time.Unix(1700000000, 0).UTC(),
 	}
 
@@ -33,15 +37,35 @@ func TestBuildLayout(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, first, again, "rebuilding into an existing layout must replace it")
 
-	idx, err := layout.ImageIndexFromPath(filepath.Join(dir, "one"))
+	root, err := layout.ImageIndexFromPath(filepath.Join(dir, "one"))
 	require.NoError(t, err)
-	manifest, err := idx.IndexManifest()
+	manifest, err := root.IndexManifest()
 	require.NoError(t, err)
-	require.Len(t, manifest.Manifests, 1, "the layout holds exactly one image")
+	require.Len(t, manifest.Manifests, 1, "the layout holds exactly one image index")
 	assert.Equal(t, first, manifest.Manifests[0].Digest)
+	assert.Equal(t, types.OCIImageIndex, manifest.Manifests[0].MediaType)
 	assert.Equal(t, "v1.2.3", manifest.Manifests[0].Annotations["org.opencontainers.image.ref.name"])
 
-	img, err := idx.Image(first)
+	// The index lists one image per platform, linux/amd64 and linux/arm64, each of its own
+	// architecture with its own binary.
+	idx, err := root.ImageIndex(first)
+	require.NoError(t, err)
+	platforms, err := idx.IndexManifest()
+	require.NoError(t, err)
+	var listed []string
+	for _, m := range platforms.Manifests {
+		require.NotNil(t, m.Platform)
+		listed = append(listed, m.Platform.String())
+		img, err := idx.Image(m.Digest)
+		require.NoError(t, err)
+		cfg, err := img.ConfigFile()
+		require.NoError(t, err)
+		assert.Equal(t, m.Platform.OS, cfg.OS)
+		assert.Equal(t, m.Platform.Architecture, cfg.Architecture)
+	}
+	assert.Equal(t, []string{"linux/amd64", "linux/arm64"}, listed)
+
+	img, err := idx.Image(platforms.Manifests[1].Digest)
 	require.NoError(t, err)
 	cfg, err := img.ConfigFile()
 	require.NoError(t, err)
@@ -70,7 +94,7 @@ func TestBuildLayout(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Contains(t, files, "usr/local/bin/tollgate")
-	assert.Equal(t, "#!/bin/false\n", string(bodies["usr/local/bin/tollgate"]))
+	assert.Equal(t, "#!/bin/false arm64\n", string(bodies["usr/local/bin/tollgate"]))
 	assert.Equal(t, int64(0o755), files["usr/local/bin/tollgate"].Mode)
 	require.Contains(t, files, "etc/ssl/certs/ca-certificates.crt")
 	assert.Contains(t, string(bodies["etc/ssl/certs/ca-certificates.crt"]), "-----BEGIN CERTIFICATE-----")
@@ -79,6 +103,12 @@ func TestBuildLayout(t *testing.T) {
 	for name, hdr := range files {
 		assert.True(t, hdr.ModTime.Equal(o.Created), "%s has the source date", name)
 	}
+}
+
+func TestBuildLayoutNeedsEveryBinary(t *testing.T) {
+	_, err := buildLayout(filepath.Join(t.TempDir(), "out"), options{BinaryDir: t.TempDir(), Arches: []string{"amd64", "arm64"}})
+	require.ErrorIs(t, err, os.ErrNotExist)
+	assert.ErrorContains(t, err, "linux/amd64")
 }
 
 func TestSourceDate(t *testing.T) {
