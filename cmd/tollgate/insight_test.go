@@ -16,6 +16,7 @@ import (
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/policysource"
+	"github.com/tollgate-dev/tollgate/statusreport"
 	"github.com/tollgate-dev/tollgate/test/controlplane"
 	"github.com/tollgate-dev/tollgate/test/demo"
 )
@@ -313,17 +314,17 @@ func TestPolicyDiffAndStatusAgainstARealAPIServer(t *testing.T) {
 
 		stdout, stderr, err := run(t, "status", "--kubeconfig", kubeconfig, "-o", "json")
 		require.NoError(t, err, stderr)
-		var rep statusReport
+		var rep statusreport.Report
 		require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
-		assert.Equal(t, gateCounts{Total: 1, Held: 1}, rep.Gates)
-		assert.Equal(t, []codeCount{{Code: "ChangeFreeze", Gates: 1}}, rep.ByCode)
+		assert.Equal(t, statusreport.GateCounts{Total: 1, Held: 1}, rep.Gates)
+		assert.Equal(t, []statusreport.CodeCount{{Code: "ChangeFreeze", Gates: 1}}, rep.ByCode)
 		require.Len(t, rep.HeldLongest, 1)
 		assert.Equal(t, since.Format("2006-01-02T15:04:05Z07:00"), rep.HeldLongest[0].Since)
 		assert.Equal(t, "a change freeze is in effect until 2026-12-01", rep.HeldLongest[0].Message)
 		assert.Equal(t, 1, rep.InstallPlans.AwaitingApproval)
 		assert.Equal(t, "cccccccccccc", rep.Policy.Revision)
 		require.Len(t, rep.Policy.Sources, 1)
-		assert.Equal(t, sourceHealth{Name: "freeze", Kind: "rego", Status: "ok", Serving: "current", Errors: []string{}}, rep.Policy.Sources[0])
+		assert.Equal(t, statusreport.SourceHealth{Name: "freeze", Kind: "rego", Status: "ok", Serving: "current", Errors: []string{}}, rep.Policy.Sources[0])
 
 		stdout, _, err = run(t, "status", "--kubeconfig", kubeconfig)
 		require.NoError(t, err)

@@ -1,100 +1,21 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
-	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/policysource"
 	"github.com/tollgate-dev/tollgate/printers"
+	"github.com/tollgate-dev/tollgate/statusreport"
 )
 
 func init() { extraCommands = append(extraCommands, newStatusCommand) }
-
-// statusReport is the output of `tollgate status -o json`; cmd/tollgate/README.md documents it.
-type statusReport struct {
-	Now                      string        `json:"now"`
-	Scope                    string        `json:"scope"`
-	Gates                    gateCounts    `json:"gates"`
-	SubscriptionsWithoutGate int           `json:"subscriptionsWithoutGate"`
-	ByCode                   []codeCount   `json:"byCode"`
-	HeldLongest              []heldGate    `json:"heldLongest"`
-	InstallPlans             planCounts    `json:"installPlans"`
-	Policy                   policyInForce `json:"policy"`
-}
-
-type gateCounts struct {
-	Total      int `json:"total"`
-	Allowed    int `json:"allowed"`
-	Held       int `json:"held"`
-	NoDecision int `json:"noDecision"`
-}
-
-type codeCount struct {
-	Code  string `json:"code"`
-	Gates int    `json:"gates"`
-}
-
-type heldGate struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	// Since is when the hold began (RFC 3339), "" when the gate does not say.
-	Since   string `json:"since"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-
-	since    time.Time
-	revision string // the policy revision of the decision, for -o wide
-}
-
-type planCounts struct {
-	Pending          int       `json:"pending"`
-	AwaitingApproval int       `json:"awaitingApproval"`
-	Awaiting         []planRef `json:"awaiting"`
-}
-
-type planRef struct {
-	Namespace string   `json:"namespace"`
-	Name      string   `json:"name"`
-	CSVs      []string `json:"csvs"`
-}
-
-type policyInForce struct {
-	Revision  string          `json:"revision"`
-	Revisions []revisionCount `json:"revisions"`
-	Sources   []sourceHealth  `json:"sources"`
-}
-
-type revisionCount struct {
-	Revision string `json:"revision"`
-	Gates    int    `json:"gates"`
-	// LastEvaluatedAt is the newest status.decision.evaluatedAt among those gates.
-	LastEvaluatedAt string `json:"lastEvaluatedAt"`
-
-	last time.Time
-}
-
-type sourceHealth struct {
-	Name string `json:"name"`
-	Kind string `json:"kind"`
-	// Status is ok or error as the manager reported it, unknown when it has not (yet).
-	Status  string   `json:"status"`
-	Serving string   `json:"serving"`
-	Errors  []string `json:"errors"`
-}
 
 type statusFlags struct {
 	cluster  clusterFlags
@@ -172,21 +93,17 @@ func runStatus(ctx context.Context, stdout io.Writer, f statusFlags) error {
 	if err != nil {
 		return err
 	}
-	rep := &statusReport{Now: now.Format(time.RFC3339), Scope: scope}
-	if err := rep.readGates(ctx, r, f.cluster.namespace(), f.limit); err != nil {
+	rep, err := statusreport.Read(ctx, r, statusreport.Options{
+		Namespace: f.cluster.namespace(), PolicyNamespace: f.policyNS, Limit: f.limit, Now: now, Scope: scope,
+	})
+	if err != nil {
 		return err
 	}
-	if err := rep.readPlans(ctx, r, f.cluster.namespace()); err != nil {
-		return err
-	}
-	if err := rep.readSources(ctx, r, f.policyNS); err != nil {
-		return err
-	}
-	return f.output.print(stdout, rep.printable())
+	return f.output.print(stdout, statusPrintable(rep))
 }
 
-// printable is the report in every output format: -o name lists the longest-held gates.
-func (rep *statusReport) printable() printable {
+// statusPrintable is the report in every output format: -o name lists the longest-held gates.
+func statusPrintable(rep *statusreport.Report) printable {
 	return printable{
 		doc:   rep,
 		human: func(w io.Writer, o printers.TableOptions) error { return renderStatusTable(w, rep, o) },
@@ -200,190 +117,9 @@ func (rep *statusReport) printable() printable {
 	}
 }
 
-// readGates counts the gates and the Subscriptions without one, and finds the longest holds.
-func (rep *statusReport) readGates(ctx context.Context, r client.Reader, ns string, limit int) error {
-	var gates tollgatev1alpha1.UpgradeGateList
-	if err := r.List(ctx, &gates, client.InNamespace(ns)); err != nil {
-		return fmt.Errorf("list upgrade gates: %w", err)
-	}
-	var subs v1alpha1.SubscriptionList
-	if err := r.List(ctx, &subs, client.InNamespace(ns)); err != nil {
-		return fmt.Errorf("list subscriptions: %w", err)
-	}
-	gated := map[client.ObjectKey]bool{}
-	codes := map[string]int{}
-	revisions := map[string]*revisionCount{}
-	rep.HeldLongest = []heldGate{}
-	for i := range gates.Items {
-		g := &gates.Items[i]
-		gated[client.ObjectKeyFromObject(g)] = true
-		rep.Gates.Total++
-		d := g.Status.Decision
-		if d.EvaluatedAt == nil && d.PolicyRevision == "" {
-			rep.Gates.NoDecision++
-			continue
-		}
-		countRevision(revisions, d)
-		if d.Allowed {
-			rep.Gates.Allowed++
-			continue
-		}
-		rep.Gates.Held++
-		for _, c := range standingCodes(d.Denials) {
-			codes[c]++
-		}
-		rep.HeldLongest = append(rep.HeldLongest, holdOf(g))
-	}
-	for i := range subs.Items {
-		if !gated[client.ObjectKeyFromObject(&subs.Items[i])] {
-			rep.SubscriptionsWithoutGate++
-		}
-	}
-	rep.ByCode = []codeCount{}
-	for _, c := range slices.Sorted(maps.Keys(codes)) {
-		rep.ByCode = append(rep.ByCode, codeCount{Code: c, Gates: codes[c]})
-	}
-	slices.SortStableFunc(rep.ByCode, func(a, b codeCount) int { return b.Gates - a.Gates })
-	slices.SortStableFunc(rep.HeldLongest, func(a, b heldGate) int { return compareSince(a.since, b.since) })
-	rep.HeldLongest = rep.HeldLongest[:min(limit, len(rep.HeldLongest))]
-	rep.Policy.Revisions, rep.Policy.Revision = rankRevisions(revisions)
-	return nil
-}
-
-func standingCodes(denials []tollgatev1alpha1.Denial) []string {
-	var out []string
-	for _, d := range denials {
-		if !d.Overridden && !slices.Contains(out, d.Code) {
-			out = append(out, d.Code)
-		}
-	}
-	return out
-}
-
-// holdOf says since when and by what a held gate holds: since the UpgradeBlocked condition
-// turned True (a hold that changes codes stays one hold), else since the decision.
-func holdOf(g *tollgatev1alpha1.UpgradeGate) heldGate {
-	d := g.Status.Decision
-	h := heldGate{Namespace: g.Namespace, Name: g.Name, Code: d.BlockedBy, revision: d.PolicyRevision}
-	if c := meta.FindStatusCondition(g.Status.Conditions, tollgatev1alpha1.ConditionUpgradeBlocked); c != nil && c.Status == "True" && !c.LastTransitionTime.IsZero() {
-		h.since, h.Message = c.LastTransitionTime.UTC(), c.Message
-	} else if d.EvaluatedAt != nil {
-		h.since = d.EvaluatedAt.UTC()
-	}
-	for _, den := range d.Denials {
-		if !den.Overridden {
-			if h.Code == "" {
-				h.Code = den.Code
-			}
-			if den.Code == h.Code {
-				h.Message = den.Message
-			}
-			break
-		}
-	}
-	if !h.since.IsZero() {
-		h.Since = h.since.Format(time.RFC3339)
-	}
-	return h
-}
-
-// compareSince orders the oldest hold first, and holds of unknown start last.
-func compareSince(a, b time.Time) int {
-	switch {
-	case a.IsZero() && b.IsZero():
-		return 0
-	case a.IsZero():
-		return 1
-	case b.IsZero():
-		return -1
-	}
-	return a.Compare(b)
-}
-
-func countRevision(revisions map[string]*revisionCount, d tollgatev1alpha1.Decision) {
-	if d.PolicyRevision == "" {
-		return
-	}
-	rc := revisions[d.PolicyRevision]
-	if rc == nil {
-		rc = &revisionCount{Revision: d.PolicyRevision}
-		revisions[d.PolicyRevision] = rc
-	}
-	rc.Gates++
-	if d.EvaluatedAt != nil && d.EvaluatedAt.After(rc.last) {
-		rc.last = d.EvaluatedAt.UTC()
-		rc.LastEvaluatedAt = rc.last.Format(time.RFC3339)
-	}
-}
-
-// rankRevisions sorts the revisions by gates, then newest first; the first is the one in force.
-func rankRevisions(revisions map[string]*revisionCount) ([]revisionCount, string) {
-	out := []revisionCount{}
-	for _, rc := range revisions {
-		out = append(out, *rc)
-	}
-	slices.SortFunc(out, func(a, b revisionCount) int {
-		return cmp.Or(b.Gates-a.Gates, b.last.Compare(a.last), strings.Compare(a.Revision, b.Revision))
-	})
-	if len(out) == 0 {
-		return out, ""
-	}
-	return out, out[0].Revision
-}
-
-// readPlans counts the plans not yet Complete or Failed, and lists those awaiting approval
-// (Manual, not approved, in RequiresApproval).
-func (rep *statusReport) readPlans(ctx context.Context, r client.Reader, ns string) error {
-	var plans v1alpha1.InstallPlanList
-	if err := r.List(ctx, &plans, client.InNamespace(ns)); err != nil {
-		return fmt.Errorf("list install plans: %w", err)
-	}
-	rep.InstallPlans.Awaiting = []planRef{}
-	for _, p := range plans.Items {
-		phase := v1alpha1.InstallPlanPhaseNone
-		if p.Status != nil {
-			phase = p.Status.Phase
-		}
-		if phase == v1alpha1.InstallPlanPhaseComplete || phase == v1alpha1.InstallPlanPhaseFailed {
-			continue
-		}
-		rep.InstallPlans.Pending++
-		if p.Spec.Approval == v1alpha1.ApprovalManual && !p.Spec.Approved && phase == v1alpha1.InstallPlanPhaseRequiresApproval {
-			rep.InstallPlans.AwaitingApproval++
-			rep.InstallPlans.Awaiting = append(rep.InstallPlans.Awaiting, planRef{Namespace: p.Namespace, Name: p.Name, CSVs: orEmpty(p.Spec.ClusterServiceVersionNames)})
-		}
-	}
-	return nil
-}
-
-// readSources reports each policy ConfigMap's health from the manager's status annotation.
-func (rep *statusReport) readSources(ctx context.Context, r client.Reader, ns string) error {
-	cms, err := policysource.List(ctx, r, ns)
-	if err != nil {
-		return err
-	}
-	rep.Policy.Sources = []sourceHealth{}
-	for _, cm := range cms {
-		h := sourceHealth{Name: cm.Name, Kind: cm.Labels[policysource.Label], Status: "unknown", Errors: []string{}}
-		if raw, ok := cm.Annotations[policysource.StatusAnnotation]; ok {
-			var st policysource.Status
-			if err := json.Unmarshal([]byte(raw), &st); err != nil {
-				h.Status, h.Errors = "unreadable", []string{fmt.Sprintf("the %s annotation is not JSON: %v", policysource.StatusAnnotation, err)}
-			} else {
-				h.Status, h.Serving = st.Status, st.Serving
-				for _, it := range st.Errors {
-					h.Errors = append(h.Errors, it.String())
-				}
-			}
-		}
-		rep.Policy.Sources = append(rep.Policy.Sources, h)
-	}
-	return nil
-}
-
 // renderStatusTable prints the status report for a person. -o wide adds the policy revision
 // of each long hold.
-func renderStatusTable(w io.Writer, rep *statusReport, o printers.TableOptions) error {
+func renderStatusTable(w io.Writer, rep *statusreport.Report, o printers.TableOptions) error {
 	g := rep.Gates
 	o.Title(w, "Tollgate status of %s at %s.\n\n", printers.Escape(rep.Scope), rep.Now)
 	o.Title(w, "GATES  %d: %d allowed, %d held, %d without a decision yet", g.Total, g.Allowed, g.Held, g.NoDecision)
@@ -418,7 +154,7 @@ func renderStatusTable(w io.Writer, rep *statusReport, o printers.TableOptions) 
 	return renderPolicyHealth(w, rep.Policy, o)
 }
 
-func renderHolds(w io.Writer, rep *statusReport, o printers.TableOptions) error {
+func renderHolds(w io.Writer, rep *statusreport.Report, o printers.TableOptions) error {
 	if len(rep.HeldLongest) == 0 {
 		return nil
 	}
@@ -427,15 +163,15 @@ func renderHolds(w io.Writer, rep *statusReport, o printers.TableOptions) error 
 	t := o.NewTable(w, o.Columns([]string{"NAMESPACE", "NAME", "HELD SINCE", "FOR", "CODE", "MESSAGE"}, "POLICY REVISION")...)
 	for _, h := range rep.HeldLongest {
 		since, held := "unknown", ""
-		if !h.since.IsZero() {
-			since, held = h.Since, humanDuration(now.Sub(h.since))
+		if !h.Start.IsZero() {
+			since, held = h.Since, humanDuration(now.Sub(h.Start))
 		}
-		t.Row(o.Columns([]string{h.Namespace, h.Name, since, held, h.Code, h.Message}, h.revision)...)
+		t.Row(o.Columns([]string{h.Namespace, h.Name, since, held, h.Code, h.Message}, h.PolicyRevision)...)
 	}
 	return t.Flush()
 }
 
-func renderPolicyHealth(w io.Writer, p policyInForce, o printers.TableOptions) error {
+func renderPolicyHealth(w io.Writer, p statusreport.PolicyInForce, o printers.TableOptions) error {
 	o.Title(w, "\nPOLICY\n")
 	switch len(p.Revisions) {
 	case 0:
