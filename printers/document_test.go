@@ -111,3 +111,13 @@ func TestTableOptions(t *testing.T) {
 		})
 	}
 }
+
+func TestTableOptionsOnlyPicksOneTable(t *testing.T) {
+	all := printers.TableOptions{}
+	assert.True(t, all.Shows("plans"))
+	assert.True(t, all.Whole())
+	plans := printers.TableOptions{Only: "plans"}
+	assert.True(t, plans.Shows("plans"))
+	assert.False(t, plans.Shows("catalogs"))
+	assert.False(t, plans.Whole(), "one table picked: no heading or summary about the whole report")
+}

@@ -26,13 +26,29 @@ func NewTable(w io.Writer, header ...string) *Table {
 	return TableOptions{}.NewTable(w, header...)
 }
 
-// TableOptions are kubectl's choices for a human table: --no-headers and -o wide.
+// TableOptions are kubectl's choices for a human table: --no-headers and -o wide, and for a
+// report of several tables the one to print (--only).
 type TableOptions struct {
 	// NoHeaders leaves out the header rows, the titles and the summary lines, and the rows'
 	// indent: only the rows are printed, for scripts (awk, cut, wc -l).
 	NoHeaders bool
 	// Wide adds the columns a command keeps for -o wide.
 	Wide bool
+	// Only, when not empty, names the one table of the report to print; the report's other
+	// tables and its lines about the whole are left out.
+	Only string
+}
+
+// Shows says whether the report prints its table named table: every table, or the one Only
+// names.
+func (o TableOptions) Shows(table string) bool {
+	return o.Only == "" || o.Only == table
+}
+
+// Whole says whether the report prints what is about all of it (its heading, its summary):
+// not when one table is picked.
+func (o TableOptions) Whole() bool {
+	return o.Only == ""
 }
 
 // NewTable starts a table on w, with the header row unless o.NoHeaders.

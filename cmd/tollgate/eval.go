@@ -70,12 +70,11 @@ type catalogSourceEval struct {
 	LastObservedState string `json:"lastObservedState"`
 }
 
-// printable is the report in every output format: -o name lists the Subscriptions. only
-// names the one table of -o table and wide to print ("" for all three).
-func (r *evalReport) printable(only string) printable {
+// printable is the report in every output format: -o name lists the Subscriptions.
+func (r *evalReport) printable() printable {
 	return printable{
 		doc:   r,
-		human: func(w io.Writer, o printers.TableOptions) error { return renderEvalTable(w, r, o, only) },
+		human: func(w io.Writer, o printers.TableOptions) error { return renderEvalTable(w, r, o) },
 		names: func() []printers.Ref {
 			refs := make([]printers.Ref, len(r.Subscriptions))
 			for i, s := range r.Subscriptions {
@@ -105,29 +104,13 @@ type evalFlags struct {
 	// failOnInvalidCatalog exits with exitDenied when a CatalogSource is invalid.
 	failOnInvalidCatalog bool
 	replay               string // a decision log to re-evaluate (replay.go)
-	only                 string // the one table to print: subscriptions, plans or catalogs
 }
 
 // evalTables are the tables of eval's -o table and wide, as --only names them.
 var evalTables = []string{"subscriptions", "plans", "catalogs"}
 
-// checkTables refuses --no-headers over eval's three tables, whose rows would run together
-// under different columns, and an --only that names no table or goes with another format.
-func (f *evalFlags) checkTables() error {
-	tables := f.output.effective() == "table" || f.output.effective() == "wide"
-	switch {
-	case f.only != "" && !slices.Contains(evalTables, f.only):
-		return fmt.Errorf("unknown --only %q: use one of %s", f.only, strings.Join(evalTables, ", "))
-	case f.only != "" && !tables:
-		return fmt.Errorf("--only picks a table of -o table or -o wide, not of -o %s", f.output.effective())
-	case f.output.noHeaders && f.only == "" && tables:
-		return fmt.Errorf("--no-headers prints rows only, and eval prints three tables with different columns: pick one with --only %s", strings.Join(evalTables, "|"))
-	}
-	return nil
-}
-
 func newEvalCommand() *cobra.Command {
-	f := evalFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name")}
+	f := evalFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name").withTables(evalTables...)}
 	cmd := &cobra.Command{
 		Use:   "eval --snapshot PATH",
 		Short: "Evaluate the policies on a snapshot of cluster state, without a cluster",
@@ -183,8 +166,6 @@ no cluster, so the policy ConfigMaps are not read: pass their modules with --pol
 	f.policy.bind(cmd)
 	f.decision.bind(cmd)
 	f.output.bind(cmd)
-	cmd.Flags().StringVar(&f.only, "only", "", "print one table of -o table or wide: "+strings.Join(evalTables, ", ")+" (with --no-headers, which needs one)")
-	_ = cmd.RegisterFlagCompletionFunc("only", cobra.FixedCompletions(evalTables, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().BoolVar(&f.failOnDeny, "fail-on-deny", false, fmt.Sprintf("exit with status %d when any Subscription's upgrade is denied", exitDenied))
 	cmd.Flags().BoolVar(&f.failOnInvalidCatalog, "fail-on-invalid-catalog", false, fmt.Sprintf("exit with status %d when any CatalogSource of the snapshot is invalid", exitDenied))
 	cmd.Flags().StringVar(&f.replay, "replay", "", "instead of --snapshot: re-evaluate the decisions of the decision log `FILE` written by 'tollgate run --decision-log' ('-' reads standard input) with the embedded policies, --bundle and --policy-dir (no cluster: the policy ConfigMaps are not read), and say which come out differently (exit status 3 if any, or if a logged input does not match its input_digest)")
@@ -193,15 +174,13 @@ no cluster, so the policy ConfigMaps are not read: pass their modules with --pol
 
 func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if f.replay != "" {
+		f.output.withTables() // a replay prints one table: --no-headers needs no --only
 		return runReplay(ctx, stdout, f)
 	}
 	if len(f.snapshot) == 0 {
 		return errors.New(`required flag(s) "snapshot" not set (or --replay FILE)`)
 	}
 	if err := f.output.validate(); err != nil {
-		return err
-	}
-	if err := f.checkTables(); err != nil {
 		return err
 	}
 	off, err := openOffline(ctx, f.snapshot, f.policy, f.decision, stderr)
@@ -212,7 +191,7 @@ func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := f.output.print(stdout, report.printable(f.only)); err != nil {
+	if err := f.output.print(stdout, report.printable()); err != nil {
 		return err
 	}
 	if f.failOnDeny && report.denied() {

@@ -11,10 +11,10 @@ import (
 // renderEvalTable prints an eval report for a person: one line per Subscription, InstallPlan
 // and CatalogSource, and the denials under their Subscription. Text from the snapshot and
 // the policies is escaped (printers.Escape; the tables escape their cells). -o wide adds
-// whether each Subscription is up to date and its overridden codes; only, when not "", is the
-// one table to print (--only), and --no-headers then prints its rows alone.
-func renderEvalTable(w io.Writer, r *evalReport, o printers.TableOptions, only string) error {
-	switch only {
+// whether each Subscription is up to date and its overridden codes; o.Only picks one table
+// (--only), and --no-headers then prints its rows alone.
+func renderEvalTable(w io.Writer, r *evalReport, o printers.TableOptions) error {
+	switch o.Only {
 	case "subscriptions":
 		return renderSubscriptions(w, r, o)
 	case "plans":

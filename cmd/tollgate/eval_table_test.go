@@ -29,7 +29,7 @@ func TestEvalTableEscapesTextFromTheSnapshot(t *testing.T) {
 			CatalogSources: []catalogSourceEval{{Namespace: h, Name: h, Healthy: h, LastObservedState: h, Violations: []engine.Violation{{Field: h, Message: h}}}},
 		}
 		var buf bytes.Buffer
-		require.NoError(t, renderEvalTable(&buf, r, printers.TableOptions{}, ""))
+		require.NoError(t, renderEvalTable(&buf, r, printers.TableOptions{}))
 		out := buf.String()
 		require.True(t, utf8.ValidString(out))
 		for i, c := range out {

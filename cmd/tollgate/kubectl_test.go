@@ -85,8 +85,8 @@ func TestKubectlConventionsAgainstARealAPIServer(t *testing.T) {
 		assert.Equal(t, "etcd", stdout)
 	})
 
-	t.Run("status --no-headers prints the rows only", func(t *testing.T) {
-		stdout, _, err := run(t, append([]string{"status"}, admin("--no-headers")...)...)
+	t.Run("status --only plans --no-headers prints the rows only", func(t *testing.T) {
+		stdout, _, err := run(t, append([]string{"status"}, admin("--only", "plans", "--no-headers")...)...)
 		require.NoError(t, err)
 		assert.Equal(t, "demo  install-etcd-v0-9-4  etcd.v0.9.4\n", stdout)
 	})

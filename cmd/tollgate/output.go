@@ -79,8 +79,13 @@ type outputFlags struct {
 	formats   []string // the command's own formats, the default first
 	tables    bool     // the human format is tables: -o wide and --no-headers apply
 	noHeaders bool
-	templates *genericclioptions.KubeTemplatePrintFlags
-	outputSet func() bool
+	// tableNames are the tables of a report that prints several (--only picks one); only is
+	// the one picked, and command the command, named in errors.
+	tableNames []string
+	only       string
+	command    *cobra.Command
+	templates  *genericclioptions.KubeTemplatePrintFlags
+	outputSet  func() bool
 }
 
 var errNoNames = errors.New("-o name: this command's output names no objects; use -o json or -o jsonpath=TEMPLATE")
@@ -100,13 +105,24 @@ func newOutputFlags(formats ...string) *outputFlags {
 	return &outputFlags{formats: formats, tables: slices.Contains(formats, "wide"), templates: genericclioptions.NewKubeTemplatePrintFlags()}
 }
 
+// withTables names the tables of a human format that prints several, which adds --only.
+func (f *outputFlags) withTables(names ...string) *outputFlags {
+	f.tableNames = names
+	return f
+}
+
 func (f *outputFlags) bind(cmd *cobra.Command) {
+	f.command = cmd
 	usage := fmt.Sprintf("output format: %s, or jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE, go-template-file=FILE (over the -o json document)", strings.Join(f.formats, ", "))
 	cmd.Flags().StringVarP(&f.format, "output", "o", f.formats[0], usage)
 	f.outputSet = func() bool { return cmd.Flags().Changed("output") }
 	f.templates.AddFlags(cmd)
 	if f.tables {
 		cmd.Flags().BoolVar(&f.noHeaders, "no-headers", false, "print the table rows only: no header rows, titles or summary lines")
+	}
+	if len(f.tableNames) > 1 {
+		cmd.Flags().StringVar(&f.only, "only", "", "print one table of -o table or wide: "+strings.Join(f.tableNames, ", ")+" (with --no-headers, which needs one)")
+		_ = cmd.RegisterFlagCompletionFunc("only", cobra.FixedCompletions(f.tableNames, cobra.ShellCompDirectiveNoFileComp))
 	}
 	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return append(slices.Clone(f.formats), "jsonpath=", "jsonpath-as-json=", "go-template="), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
@@ -121,16 +137,35 @@ func (f *outputFlags) effective() string {
 	return f.format
 }
 
-// validate checks -o before anything is read, so a typo fails fast.
+// validate checks -o and --only before anything is read, so a typo fails fast.
 func (f *outputFlags) validate() error {
 	format := f.effective()
 	if slices.Contains(f.formats, format) {
-		return nil
+		return f.checkTables(format)
 	}
 	if _, err := f.templates.ToPrinter(format); !genericclioptions.IsNoCompatiblePrinterError(err) {
 		return err // nil, or a template that does not parse
 	}
 	return fmt.Errorf("unknown output format -o %q: use one of %s, jsonpath=TEMPLATE or go-template=TEMPLATE", format, strings.Join(f.formats, ", "))
+}
+
+// tableCounts spells how many tables a report prints.
+var tableCounts = []string{"no", "one", "two", "three", "four", "five"}
+
+// checkTables refuses --no-headers over several tables, whose rows would run together under
+// different columns, and an --only that names no table or goes with a format without tables.
+func (f *outputFlags) checkTables(format string) error {
+	tables := format == "table" || format == "wide"
+	switch {
+	case f.only != "" && !slices.Contains(f.tableNames, f.only):
+		return fmt.Errorf("unknown --only %q: use one of %s", f.only, strings.Join(f.tableNames, ", "))
+	case f.only != "" && !tables:
+		return fmt.Errorf("--only picks a table of -o table or -o wide, not of -o %s", format)
+	case f.noHeaders && f.only == "" && tables && len(f.tableNames) > 1:
+		return fmt.Errorf("--no-headers prints rows only, and %s prints %s tables with different columns: pick one with --only %s",
+			strings.TrimPrefix(f.command.CommandPath(), f.command.Root().Name()+" "), tableCounts[min(len(f.tableNames), len(tableCounts)-1)], strings.Join(f.tableNames, "|"))
+	}
+	return nil
 }
 
 // template says whether format is one of cli-runtime's template formats.
@@ -159,6 +194,6 @@ func (f *outputFlags) print(w io.Writer, p printable) error {
 		}
 		return printers.Template(w, tp, p.doc)
 	default:
-		return p.human(w, printers.TableOptions{NoHeaders: f.noHeaders, Wide: format == "wide"})
+		return p.human(w, printers.TableOptions{NoHeaders: f.noHeaders, Wide: format == "wide", Only: f.only})
 	}
 }

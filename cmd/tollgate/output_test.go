@@ -43,6 +43,13 @@ func TestOutputFormatsOnFixtures(t *testing.T) {
 			"INSTALL PLANS (1)\n" +
 				"  NAMESPACE  NAME              APPROVE  CSVS         WHY NOT\n" +
 				"  team-a     install-etcd-094  no       etcd.v0.9.4  blocked: etcd.v0.9.4 (team-a/etcd: OperatorNotUpgradeable)\n"},
+		{"status --only holds --no-headers", append(status, "--only", "holds", "--no-headers"),
+			"team-a  etcd  2026-11-18T10:00:00Z  2d2h  OperatorNotUpgradeable  etcd.v0.9.2 reports Upgradeable=False: migrating storage\n" +
+				"team-f  etcd  2026-11-19T08:00:00Z  1d4h  ChangeFreeze            team-f is frozen until 2026-12-01\n"},
+		{"status --only codes keeps the table's title and header", append(status, "--only", "codes"),
+			"HELD BY CODE\n  CODE                    GATES\n  ChangeFreeze            1\n  OperatorNotUpgradeable  1\n"},
+		{"policy diff --only newly-allowed --no-headers", append(diff, "--only", "newly-allowed", "--no-headers"), "team-f  etcd  held: ChangeFreeze  allowed\n"},
+		{"policy diff --only codes-changed prints nothing when none changed", append(diff, "--only", "codes-changed"), ""},
 		{"status -o name lists the longest holds", append(status, "-o", "name"), "upgradegate.tollgate.dev/etcd\nupgradegate.tollgate.dev/etcd\n"},
 		{"status -o jsonpath", append(status, "-o", `jsonpath={range .byCode[*]}{.code}={.gates} {end}`), "ChangeFreeze=1 OperatorNotUpgradeable=1 "},
 		{"policy diff -o jsonpath of the summary", append(diff, "-o", "jsonpath={.summary.newlyBlocked} {.summary.newlyAllowed}"), "1 1"},
@@ -60,23 +67,28 @@ func TestOutputFormatsOnFixtures(t *testing.T) {
 	}
 }
 
-// Rows of eval's three tables have different columns: --no-headers, which drops what tells them
-// apart, needs --only to pick one.
-func TestEvalNoHeadersNeedsOneTable(t *testing.T) {
+// Rows of eval's, status's and policy diff's tables have different columns: --no-headers,
+// which drops what tells them apart, needs --only to pick one.
+func TestNoHeadersNeedsOneTable(t *testing.T) {
 	held := []string{"eval", "--snapshot", fixture("held.yaml"), "--now", insightNow}
+	status := []string{"status", "--snapshot", insightState, "--snapshot", insightGates, "--now", insightNow}
+	diff := []string{"policy", "diff", "--snapshot", insightState, "--now", insightNow, "--configmap", filepath.Join(insightDir, "freeze-lifted.yaml")}
 	tests := []struct {
 		scenario string
 		args     []string
 		want     string
 	}{
-		{"-o wide --no-headers", []string{"-o", "wide", "--no-headers"}, "--no-headers prints rows only, and eval prints three tables with different columns: pick one with --only subscriptions|plans|catalogs"},
-		{"--no-headers", []string{"--no-headers"}, "--no-headers prints rows only, and eval prints three tables with different columns: pick one with --only subscriptions|plans|catalogs"},
-		{"an --only that names no table", []string{"--only", "denials"}, `unknown --only "denials": use one of subscriptions, plans, catalogs`},
-		{"--only with -o json", []string{"--only", "plans", "-o", "json"}, "--only picks a table of -o table or -o wide, not of -o json"},
+		{"eval -o wide --no-headers", append(held, "-o", "wide", "--no-headers"), "--no-headers prints rows only, and eval prints three tables with different columns: pick one with --only subscriptions|plans|catalogs"},
+		{"eval --no-headers", append(held, "--no-headers"), "--no-headers prints rows only, and eval prints three tables with different columns: pick one with --only subscriptions|plans|catalogs"},
+		{"eval: an --only that names no table", append(held, "--only", "denials"), `unknown --only "denials": use one of subscriptions, plans, catalogs`},
+		{"eval --only with -o json", append(held, "--only", "plans", "-o", "json"), "--only picks a table of -o table or -o wide, not of -o json"},
+		{"status --no-headers", append(status, "--no-headers"), "--no-headers prints rows only, and status prints four tables with different columns: pick one with --only codes|holds|plans|policy"},
+		{"status: an --only that names no table", append(status, "--only", "gates"), `unknown --only "gates": use one of codes, holds, plans, policy`},
+		{"policy diff --no-headers", append(diff, "--no-headers"), "--no-headers prints rows only, and policy diff prints four tables with different columns: pick one with --only newly-blocked|newly-allowed|codes-changed|plans"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
-			stdout, _, err := run(t, append(held, tt.args...)...)
+			stdout, _, err := run(t, tt.args...)
 			require.Error(t, err)
 			assert.Equal(t, 1, exitCode(err))
 			assert.Equal(t, tt.want, err.Error())

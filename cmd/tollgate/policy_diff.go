@@ -97,7 +97,7 @@ type policyDiffFlags struct {
 }
 
 func newPolicyDiffCommand() *cobra.Command {
-	f := policyDiffFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name")}
+	f := policyDiffFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name").withTables(diffTables...)}
 	cmd := &cobra.Command{
 		Use:   "diff (--policy-dir DIR | --bundle X | --configmap FILE)...",
 		Short: "Show which upgrades a policy change would newly block or allow",
@@ -397,51 +397,69 @@ func (r *diffReport) printable() printable {
 	}
 }
 
+// diffTables are the tables of policy diff's -o table and wide, as --only names them.
+var diffTables = []string{"newly-blocked", "newly-allowed", "codes-changed", "plans"}
+
+// diffGroups are the tables of changed Subscriptions, each with its title and its rows.
+var diffGroups = []struct {
+	name, title string
+	keep        func(subscriptionChange) bool
+}{
+	{"newly-blocked", "NEWLY BLOCKED", func(c subscriptionChange) bool { return c.Before.Allowed && !c.After.Allowed }},
+	{"newly-allowed", "NEWLY ALLOWED", func(c subscriptionChange) bool { return !c.Before.Allowed && c.After.Allowed }},
+	{"codes-changed", "CODES CHANGED", func(c subscriptionChange) bool { return c.Before.Allowed == c.After.Allowed }},
+}
+
 // renderDiffTable prints the diff for a person, grouped by kind of change. -o wide adds the
-// codes the candidate adds and removes.
+// codes the candidate adds and removes; o.Only picks one table.
 func renderDiffTable(w io.Writer, r *diffReport, o printers.TableOptions) error {
-	o.Title(w, "Policy revision %s in force, candidate %s; %s.\n", printers.Escape(r.before), printers.Escape(r.after), printers.Escape(r.scope))
-	groups := []struct {
-		title string
-		keep  func(subscriptionChange) bool
-	}{
-		{"NEWLY BLOCKED", func(c subscriptionChange) bool { return c.Before.Allowed && !c.After.Allowed }},
-		{"NEWLY ALLOWED", func(c subscriptionChange) bool { return !c.Before.Allowed && c.After.Allowed }},
-		{"CODES CHANGED", func(c subscriptionChange) bool { return c.Before.Allowed == c.After.Allowed }},
+	if o.Whole() {
+		o.Title(w, "Policy revision %s in force, candidate %s; %s.\n", printers.Escape(r.before), printers.Escape(r.after), printers.Escape(r.scope))
 	}
-	for _, g := range groups {
-		var rows []subscriptionChange
-		for _, c := range r.Changes {
-			if g.keep(c) {
-				rows = append(rows, c)
-			}
-		}
-		if len(rows) == 0 {
-			continue
-		}
-		o.Title(w, "\n%s (%d)\n", g.title, len(rows))
-		t := o.NewTable(w, o.Columns([]string{"NAMESPACE", "NAME", "IN FORCE", "CANDIDATE"}, "ADDED", "REMOVED")...)
-		for _, c := range rows {
-			t.Row(o.Columns([]string{c.Namespace, c.Name, c.Before.String(), c.After.String()},
-				strings.Join(missing(c.After.Codes, c.Before.Codes), ", "), strings.Join(missing(c.Before.Codes, c.After.Codes), ", "))...)
-		}
-		if err := t.Flush(); err != nil {
+	for _, g := range diffGroups {
+		if err := renderChanges(w, r, o, g.name, g.title, g.keep); err != nil {
 			return err
 		}
 	}
-	if len(r.plans) > 0 {
-		o.Title(w, "\nINSTALL PLANS WHOSE VERDICT CHANGES (%d)\n", len(r.plans))
-		t := o.NewTable(w, "NAMESPACE", "NAME", "IN FORCE", "CANDIDATE")
-		for _, p := range r.plans {
-			t.Row(p.key.Namespace, p.key.Name, planWord(p.before), planWord(p.after))
-		}
-		if err := t.Flush(); err != nil {
-			return err
-		}
+	if err := renderPlanChanges(w, r, o); err != nil {
+		return err
 	}
-	s := r.Summary
-	o.Title(w, "\nSummary: %d newly blocked, %d newly allowed, %d held by other codes, %d unchanged.\n", s.NewlyBlocked, s.NewlyAllowed, s.Changed, s.Unchanged)
+	if o.Whole() {
+		s := r.Summary
+		o.Title(w, "\nSummary: %d newly blocked, %d newly allowed, %d held by other codes, %d unchanged.\n", s.NewlyBlocked, s.NewlyAllowed, s.Changed, s.Unchanged)
+	}
 	return nil
+}
+
+func renderChanges(w io.Writer, r *diffReport, o printers.TableOptions, name, title string, keep func(subscriptionChange) bool) error {
+	var rows []subscriptionChange
+	for _, c := range r.Changes {
+		if keep(c) {
+			rows = append(rows, c)
+		}
+	}
+	if !o.Shows(name) || len(rows) == 0 {
+		return nil
+	}
+	o.Title(w, "%s%s (%d)\n", gap(o), title, len(rows))
+	t := o.NewTable(w, o.Columns([]string{"NAMESPACE", "NAME", "IN FORCE", "CANDIDATE"}, "ADDED", "REMOVED")...)
+	for _, c := range rows {
+		t.Row(o.Columns([]string{c.Namespace, c.Name, c.Before.String(), c.After.String()},
+			strings.Join(missing(c.After.Codes, c.Before.Codes), ", "), strings.Join(missing(c.Before.Codes, c.After.Codes), ", "))...)
+	}
+	return t.Flush()
+}
+
+func renderPlanChanges(w io.Writer, r *diffReport, o printers.TableOptions) error {
+	if !o.Shows("plans") || len(r.plans) == 0 {
+		return nil
+	}
+	o.Title(w, "%sINSTALL PLANS WHOSE VERDICT CHANGES (%d)\n", gap(o), len(r.plans))
+	t := o.NewTable(w, "NAMESPACE", "NAME", "IN FORCE", "CANDIDATE")
+	for _, p := range r.plans {
+		t.Row(p.key.Namespace, p.key.Name, planWord(p.before), planWord(p.after))
+	}
+	return t.Flush()
 }
 
 // missing is the codes of a that b lacks.

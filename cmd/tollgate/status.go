@@ -28,7 +28,7 @@ type statusFlags struct {
 }
 
 func newStatusCommand() *cobra.Command {
-	f := statusFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name")}
+	f := statusFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name").withTables(statusTables...)}
 	cmd := &cobra.Command{
 		Use:   "status [-n NAMESPACE | -A]",
 		Short: "Summarise what Tollgate holds: gates by state and code, the longest holds, plans, policy health",
@@ -117,9 +117,24 @@ func statusPrintable(rep *statusreport.Report) printable {
 	}
 }
 
+// statusTables are the tables of status's -o table and wide, as --only names them.
+var statusTables = []string{"codes", "holds", "plans", "policy"}
+
 // renderStatusTable prints the status report for a person. -o wide adds the policy revision
-// of each long hold.
+// of each long hold; o.Only picks one table.
 func renderStatusTable(w io.Writer, rep *statusreport.Report, o printers.TableOptions) error {
+	if o.Whole() {
+		renderGateCounts(w, rep, o)
+	}
+	for _, table := range []func(io.Writer, *statusreport.Report, printers.TableOptions) error{renderByCode, renderHolds, renderAwaitingPlans, renderPolicyHealth} {
+		if err := table(w, rep, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func renderGateCounts(w io.Writer, rep *statusreport.Report, o printers.TableOptions) {
 	g := rep.Gates
 	o.Title(w, "Tollgate status of %s at %s.\n\n", printers.Escape(rep.Scope), rep.Now)
 	o.Title(w, "GATES  %d: %d allowed, %d held, %d without a decision yet", g.Total, g.Allowed, g.Held, g.NoDecision)
@@ -127,39 +142,34 @@ func renderStatusTable(w io.Writer, rep *statusreport.Report, o printers.TableOp
 		o.Title(w, "; %d Subscription(s) have no gate yet", rep.SubscriptionsWithoutGate)
 	}
 	o.Title(w, "\n")
-	if len(rep.ByCode) > 0 {
-		o.Title(w, "\nHELD BY CODE\n")
-		t := o.NewTable(w, "CODE", "GATES")
-		for _, c := range rep.ByCode {
-			t.Row(c.Code, fmt.Sprint(c.Gates))
-		}
-		if err := t.Flush(); err != nil {
-			return err
-		}
+}
+
+// gap is the blank line between tables of the whole report.
+func gap(o printers.TableOptions) string {
+	if o.Whole() {
+		return "\n"
 	}
-	if err := renderHolds(w, rep, o); err != nil {
-		return err
+	return ""
+}
+
+func renderByCode(w io.Writer, rep *statusreport.Report, o printers.TableOptions) error {
+	if !o.Shows("codes") || len(rep.ByCode) == 0 {
+		return nil
 	}
-	p := rep.InstallPlans
-	o.Title(w, "\nINSTALL PLANS  %d pending, %d awaiting approval\n", p.Pending, p.AwaitingApproval)
-	if len(p.Awaiting) > 0 {
-		t := o.NewTable(w, "NAMESPACE", "NAME", "CSVS")
-		for _, a := range p.Awaiting {
-			t.Row(a.Namespace, a.Name, strings.Join(a.CSVs, ", "))
-		}
-		if err := t.Flush(); err != nil {
-			return err
-		}
+	o.Title(w, "%sHELD BY CODE\n", gap(o))
+	t := o.NewTable(w, "CODE", "GATES")
+	for _, c := range rep.ByCode {
+		t.Row(c.Code, fmt.Sprint(c.Gates))
 	}
-	return renderPolicyHealth(w, rep.Policy, o)
+	return t.Flush()
 }
 
 func renderHolds(w io.Writer, rep *statusreport.Report, o printers.TableOptions) error {
-	if len(rep.HeldLongest) == 0 {
+	if !o.Shows("holds") || len(rep.HeldLongest) == 0 {
 		return nil
 	}
 	now, _ := time.Parse(time.RFC3339, rep.Now)
-	o.Title(w, "\nHELD LONGEST (%d of %d)\n", len(rep.HeldLongest), rep.Gates.Held)
+	o.Title(w, "%sHELD LONGEST (%d of %d)\n", gap(o), len(rep.HeldLongest), rep.Gates.Held)
 	t := o.NewTable(w, o.Columns([]string{"NAMESPACE", "NAME", "HELD SINCE", "FOR", "CODE", "MESSAGE"}, "POLICY REVISION")...)
 	for _, h := range rep.HeldLongest {
 		since, held := "unknown", ""
@@ -171,8 +181,28 @@ func renderHolds(w io.Writer, rep *statusreport.Report, o printers.TableOptions)
 	return t.Flush()
 }
 
-func renderPolicyHealth(w io.Writer, p statusreport.PolicyInForce, o printers.TableOptions) error {
-	o.Title(w, "\nPOLICY\n")
+func renderAwaitingPlans(w io.Writer, rep *statusreport.Report, o printers.TableOptions) error {
+	if !o.Shows("plans") {
+		return nil
+	}
+	p := rep.InstallPlans
+	o.Title(w, "%sINSTALL PLANS  %d pending, %d awaiting approval\n", gap(o), p.Pending, p.AwaitingApproval)
+	if len(p.Awaiting) == 0 {
+		return nil
+	}
+	t := o.NewTable(w, "NAMESPACE", "NAME", "CSVS")
+	for _, a := range p.Awaiting {
+		t.Row(a.Namespace, a.Name, strings.Join(a.CSVs, ", "))
+	}
+	return t.Flush()
+}
+
+func renderPolicyHealth(w io.Writer, rep *statusreport.Report, o printers.TableOptions) error {
+	if !o.Shows("policy") {
+		return nil
+	}
+	p := rep.Policy
+	o.Title(w, "%sPOLICY\n", gap(o))
 	switch len(p.Revisions) {
 	case 0:
 		o.Title(w, "  revision in force: unknown (no gate records a decision)\n")
