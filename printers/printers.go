@@ -45,6 +45,15 @@ func (o TableOptions) Shows(table string) bool {
 	return o.Only == "" || o.Only == table
 }
 
+// Gap is the blank line before a table's title within the whole report; none before the one
+// table picked.
+func (o TableOptions) Gap() string {
+	if o.Whole() {
+		return "\n"
+	}
+	return ""
+}
+
 // Whole says whether the report prints what is about all of it (its heading, its summary):
 // not when one table is picked.
 func (o TableOptions) Whole() bool {

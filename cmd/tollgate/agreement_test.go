@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/evaluation"
+
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
@@ -63,7 +65,7 @@ var (
 type agreementCase struct {
 	name  string
 	paths []string
-	check func(t *testing.T, s *settledCluster, fixtureEval *evalReport)
+	check func(t *testing.T, s *settledCluster, fixtureEval *evaluation.Report)
 }
 
 // settledCluster is a fixture's objects on a control plane, after the manager has settled.
@@ -131,7 +133,7 @@ func agreementCases(t *testing.T) []agreementCase {
 // assertEveryPlanHeld checks that eval holds every plan of the fixture, and that none the
 // fixture holds unapproved (a real cluster's also holds the plans of earlier installs,
 // approved) is approved on the API server.
-func assertEveryPlanHeld(t *testing.T, s *settledCluster, fixtureEval *evalReport) {
+func assertEveryPlanHeld(t *testing.T, s *settledCluster, fixtureEval *evaluation.Report) {
 	t.Helper()
 	for _, v := range fixtureEval.InstallPlans {
 		assert.False(t, v.Approvable, "%s: eval approves InstallPlan %s/%s", s.fixture, v.Namespace, v.Name)
@@ -438,7 +440,7 @@ func managerState(ctx context.Context, c client.Client) (string, []string, error
 }
 
 // evalOf runs `tollgate eval -o json` on the files.
-func evalOf(t *testing.T, paths ...string) *evalReport {
+func evalOf(t *testing.T, paths ...string) *evaluation.Report {
 	t.Helper()
 	args := []string{"eval", "-o", "json"}
 	for _, p := range paths {
@@ -447,14 +449,14 @@ func evalOf(t *testing.T, paths ...string) *evalReport {
 	stdout, stderr, err := run(t, args...)
 	require.NoError(t, err, stderr)
 	assert.Empty(t, stderr, "eval of %v warns", paths)
-	var rep evalReport
+	var rep evaluation.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
 	return &rep
 }
 
 // assertPlanVerdictsAgree checks that the manager approved each InstallPlan of the fixture
 // exactly when eval, on the fixture itself, says approve: true.
-func assertPlanVerdictsAgree(t *testing.T, s *settledCluster, fixtureEval *evalReport) {
+func assertPlanVerdictsAgree(t *testing.T, s *settledCluster, fixtureEval *evaluation.Report) {
 	t.Helper()
 	plans := 0
 	for _, obj := range s.objects {
@@ -544,7 +546,7 @@ func viewOf(s tollgatev1alpha1.UpgradeGateStatus) gateView {
 
 // assertBundledPlanHeldWithoutDenial: prometheus's policy says allowed: false without a
 // denial, so the plan it shares with etcd is held, and both the manager and eval say so.
-func assertBundledPlanHeldWithoutDenial(t *testing.T, s *settledCluster, fixtureEval *evalReport) {
+func assertBundledPlanHeldWithoutDenial(t *testing.T, s *settledCluster, fixtureEval *evaluation.Report) {
 	ctx := context.Background()
 	plan := types.NamespacedName{Namespace: "team-f", Name: "install-team-f"}
 	var ip v1alpha1.InstallPlan

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tollgate-dev/tollgate/evaluation"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -114,7 +116,7 @@ func TestExplainAndSnapshotAgainstARealAPIServer(t *testing.T) {
 		stdout, stderr, err := run(t, "eval", "--snapshot", state, "-o", "json")
 		require.NoError(t, err)
 		assert.Empty(t, stderr, "the snapshot loads without problems")
-		var rep evalReport
+		var rep evaluation.Report
 		require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
 		require.Len(t, rep.Subscriptions, 1)
 		sub := rep.Subscriptions[0]

@@ -5,21 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
-	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/approval"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/evaluation"
 	"github.com/tollgate-dev/tollgate/explain"
-	"github.com/tollgate-dev/tollgate/gatestatus"
-	"github.com/tollgate-dev/tollgate/input"
 	"github.com/tollgate-dev/tollgate/printers"
 	"github.com/tollgate-dev/tollgate/snapshot"
 )
@@ -29,52 +21,11 @@ func init() { extraCommands = append(extraCommands, newEvalCommand) }
 // exitDenied is the exit code of `eval --fail-on-deny` when a Subscription is denied.
 const exitDenied = 3
 
-// evalReport is the output of `tollgate eval`; cmd/tollgate/README.md documents it.
-type evalReport struct {
-	Now            string              `json:"now"`
-	PolicyRevision string              `json:"policyRevision"`
-	Subscriptions  []subscriptionEval  `json:"subscriptions"`
-	InstallPlans   []approval.Verdict  `json:"installPlans"`
-	CatalogSources []catalogSourceEval `json:"catalogSources"`
-}
-
-type subscriptionEval struct {
-	Namespace    string             `json:"namespace"`
-	Name         string             `json:"name"`
-	Package      string             `json:"package"`
-	InstalledCSV string             `json:"installedCSV"`
-	CurrentCSV   string             `json:"currentCSV"`
-	Approval     string             `json:"approval"`
-	Mode         string             `json:"mode"`
-	State        string             `json:"state"`
-	UpToDate     bool               `json:"upToDate"`
-	Decision     decisionEval       `json:"decision"`
-	Conditions   []engine.Condition `json:"conditions"`
-	Health       []engine.Condition `json:"health"`
-	// Status is the UpgradeGate status the manager would write.
-	Status tollgatev1alpha1.UpgradeGateStatus `json:"status"`
-}
-
-type decisionEval struct {
-	Allowed bool                      `json:"allowed"`
-	Denials []tollgatev1alpha1.Denial `json:"denials"`
-}
-
-type catalogSourceEval struct {
-	Namespace  string             `json:"namespace"`
-	Name       string             `json:"name"`
-	Valid      bool               `json:"valid"`
-	Violations []engine.Violation `json:"violations"`
-	Healthy    string             `json:"healthy"`
-	// LastObservedState is status.connectionState.lastObservedState ("" without status).
-	LastObservedState string `json:"lastObservedState"`
-}
-
-// printable is the report in every output format: -o name lists the Subscriptions.
-func (r *evalReport) printable() printable {
+// evalPrintable is the report in every output format: -o name lists the Subscriptions.
+func evalPrintable(r *evaluation.Report) printable {
 	return printable{
 		doc:   r,
-		human: func(w io.Writer, o printers.TableOptions) error { return renderEvalTable(w, r, o) },
+		human: func(w io.Writer, o printers.TableOptions) error { return r.WriteTable(w, o, selfName()) },
 		names: func() []printers.Ref {
 			refs := make([]printers.Ref, len(r.Subscriptions))
 			for i, s := range r.Subscriptions {
@@ -83,16 +34,6 @@ func (r *evalReport) printable() printable {
 			return refs
 		},
 	}
-}
-
-// denied says whether any Subscription's upgrade is denied.
-func (r *evalReport) denied() bool {
-	return slices.ContainsFunc(r.Subscriptions, func(s subscriptionEval) bool { return !s.Decision.Allowed })
-}
-
-// invalidCatalog says whether a CatalogSource of the snapshot is invalid.
-func (r *evalReport) invalidCatalog() bool {
-	return slices.ContainsFunc(r.CatalogSources, func(c catalogSourceEval) bool { return !c.Valid })
 }
 
 type evalFlags struct {
@@ -187,30 +128,27 @@ func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if err != nil {
 		return err
 	}
-	report, err := off.report(ctx)
+	report, err := off.Report(ctx)
 	if err != nil {
 		return err
 	}
-	if err := f.output.print(stdout, report.printable()); err != nil {
+	if err := f.output.print(stdout, evalPrintable(report)); err != nil {
 		return err
 	}
-	if f.failOnDeny && report.denied() {
+	if f.failOnDeny && report.Denied() {
 		return &exitError{code: exitDenied, err: errors.New("an upgrade is denied (--fail-on-deny)")}
 	}
-	if f.failOnInvalidCatalog && report.invalidCatalog() {
+	if f.failOnInvalidCatalog && report.InvalidCatalog() {
 		return &exitError{code: exitDenied, err: errors.New("a CatalogSource is invalid (--fail-on-invalid-catalog)")}
 	}
 	return nil
 }
 
-// offline decides on a snapshot as the manager decides on the cluster it was taken from.
+// offline is an evaluation of a snapshot as the manager decides on the cluster it was taken
+// from, and the policy set's sources, for explain.
 type offline struct {
-	snap    *snapshot.Snapshot
-	engine  *engine.Engine
-	decider *approval.Decider
-	now     time.Time
-	warn    io.Writer
-	policy  *explain.PolicyView // the policy set's sources, for explain
+	*evaluation.Evaluator
+	policy *explain.PolicyView
 }
 
 // openOffline loads the snapshot and the policies, and gives every Subscription the gate the
@@ -228,11 +166,10 @@ func openOffline(ctx context.Context, paths []string, pf policyFlags, df decisio
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureGates(ctx, snap); err != nil {
+	if err := evaluation.EnsureGates(ctx, snap); err != nil {
 		return nil, err
 	}
-	d := &approval.Decider{Reader: snap, Policies: eng, Input: cfg, Now: func() time.Time { return now }}
-	return &offline{snap: snap, engine: eng, decider: d, now: now, warn: warn, policy: view}, nil
+	return &offline{Evaluator: evaluation.New(snap, eng, cfg, now, warn), policy: view}, nil
 }
 
 // loadSnapshot reads the snapshot whole or not at all: a document that cannot be read as what
@@ -265,146 +202,4 @@ func loadSnapshot(ctx context.Context, paths []string, catalogsSuffice bool) (*s
 		return nil, fmt.Errorf("no Subscription nor CatalogSource (operators.coreos.com/v1alpha1) in %s: nothing to decide or check (is it the right snapshot?)", strings.Join(paths, ", "))
 	}
 	return snap, nil
-}
-
-// ensureGates adds the gate the manager creates for every Subscription that has none.
-func ensureGates(ctx context.Context, snap *snapshot.Snapshot) error {
-	var subs v1alpha1.SubscriptionList
-	if err := snap.List(ctx, &subs); err != nil {
-		return fmt.Errorf("list subscriptions in the snapshot: %w", err)
-	}
-	for i := range subs.Items {
-		sub := &subs.Items[i]
-		err := snap.Get(ctx, client.ObjectKeyFromObject(sub), &tollgatev1alpha1.UpgradeGate{})
-		if err := client.IgnoreNotFound(err); err != nil {
-			return err
-		}
-		if err == nil {
-			continue
-		}
-		if err := snap.Add(gatestatus.New(sub)); err != nil {
-			return fmt.Errorf("add the gate of %s/%s: %w", sub.Namespace, sub.Name, err)
-		}
-	}
-	return nil
-}
-
-// report decides every Subscription, judges every InstallPlan and validates every
-// CatalogSource in the snapshot.
-func (o *offline) report(ctx context.Context) (*evalReport, error) {
-	r := &evalReport{Now: o.now.UTC().Format(time.RFC3339), PolicyRevision: o.engine.Revision(), Subscriptions: []subscriptionEval{}}
-	var subs v1alpha1.SubscriptionList
-	if err := o.snap.List(ctx, &subs); err != nil {
-		return nil, fmt.Errorf("list subscriptions in the snapshot: %w", err)
-	}
-	for i := range subs.Items {
-		s, err := o.subscription(ctx, client.ObjectKeyFromObject(&subs.Items[i]))
-		if err != nil {
-			return nil, err
-		}
-		r.Subscriptions = append(r.Subscriptions, s)
-	}
-	var err error
-	if r.InstallPlans, err = o.installPlans(ctx); err != nil {
-		return nil, err
-	}
-	if r.CatalogSources, err = o.catalogSources(ctx); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// subscription decides one Subscription and builds the status the manager would write.
-func (o *offline) subscription(ctx context.Context, key client.ObjectKey) (subscriptionEval, error) {
-	dec, err := o.decider.Decide(ctx, key)
-	if err != nil || dec == nil {
-		return subscriptionEval{}, fmt.Errorf("decide %s: %w", key, err)
-	}
-	sub, res := dec.Subscription, dec.Result
-	gate := dec.Gate
-	if gate == nil {
-		gate = gatestatus.New(sub)
-	}
-	approvalMode := approval.ApprovalOf(sub)
-	status, problems := gatestatus.Next(gate.Status, gatestatus.Observation{
-		Generation: gate.Generation, Subscription: sub, Result: res,
-		Digest: func() string { return engine.Digest(dec.Doc) },
-		Extra:  []metav1.Condition{gatestatus.AutomaticApproval(sub, approvalMode, false)},
-		Now:    metav1.NewTime(o.now.Truncate(time.Second)),
-	})
-	for _, p := range problems {
-		fmt.Fprintf(o.warn, "warning: %s: %s\n", key, p)
-	}
-	s := subscriptionEval{
-		Namespace: sub.Namespace, Name: sub.Name,
-		InstalledCSV: sub.Status.InstalledCSV, CurrentCSV: sub.Status.CurrentCSV,
-		Approval: string(approvalMode), Mode: string(o.decider.Mode(gate)),
-		State: res.State, UpToDate: res.UpToDate,
-		Decision:   decisionEval{Allowed: res.Decision.Allowed, Denials: orEmpty(gatestatus.Denials(res.Decision))},
-		Conditions: orEmpty(res.Conditions), Health: orEmpty(res.Health),
-		Status: status,
-	}
-	if sub.Spec != nil {
-		s.Package = sub.Spec.Package
-	}
-	return s, nil
-}
-
-// installPlans judges every plan in the snapshot.
-func (o *offline) installPlans(ctx context.Context) ([]approval.Verdict, error) {
-	var plans v1alpha1.InstallPlanList
-	if err := o.snap.List(ctx, &plans); err != nil {
-		return nil, fmt.Errorf("list install plans in the snapshot: %w", err)
-	}
-	out := []approval.Verdict{}
-	for i := range plans.Items {
-		v, err := o.decider.Judge(ctx, &plans.Items[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-// catalogSources reports every CatalogSource in the snapshot, visible to a Subscription or
-// not: their validity comes from the policies (one evaluation of a document that sees them
-// all), their health from status.connectionState as the policies define it.
-func (o *offline) catalogSources(ctx context.Context) ([]catalogSourceEval, error) {
-	var list v1alpha1.CatalogSourceList
-	if err := o.snap.List(ctx, &list); err != nil {
-		return nil, fmt.Errorf("list catalog sources in the snapshot: %w", err)
-	}
-	out := []catalogSourceEval{}
-	if len(list.Items) == 0 {
-		return out, nil
-	}
-	res := o.engine.Evaluate(ctx, input.CatalogDocument(list.Items, o.decider.Input, o.now))
-	if res.Err != nil {
-		return nil, fmt.Errorf("validate catalog sources: %w", res.Err)
-	}
-	for _, cs := range list.Items {
-		e := catalogSourceEval{Namespace: cs.Namespace, Name: cs.Name, Healthy: string(metav1.ConditionUnknown), Violations: []engine.Violation{}}
-		if st := cs.Status.GRPCConnectionState; st != nil && st.LastObservedState != "" {
-			e.LastObservedState = st.LastObservedState
-			e.Healthy = string(metav1.ConditionFalse)
-			if st.LastObservedState == "READY" {
-				e.Healthy = string(metav1.ConditionTrue)
-			}
-		}
-		i := slices.IndexFunc(res.CatalogValidation, func(v engine.CatalogValidation) bool { return v.Namespace == cs.Namespace && v.Name == cs.Name })
-		if i < 0 {
-			return nil, fmt.Errorf("the policies returned no validation for CatalogSource %s/%s", cs.Namespace, cs.Name)
-		}
-		e.Valid, e.Violations = res.CatalogValidation[i].Valid, orEmpty(res.CatalogValidation[i].Violations)
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

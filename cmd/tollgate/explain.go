@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -152,7 +153,9 @@ func subscriptionsNamed(ctx context.Context, r client.Reader, name string) ([]ty
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no Subscription %s in any namespace (list them with: kubectl get subscriptions -A)", name)
 	}
-	slices.SortFunc(out, compareKeys)
+	slices.SortFunc(out, func(a, b types.NamespacedName) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
 	return out, nil
 }
 
@@ -182,7 +185,7 @@ func (f *explainFlags) explainer(ctx context.Context, stderr io.Writer) (*explai
 		if err != nil {
 			return nil, "", err
 		}
-		x := &explain.Explainer{Decider: off.decider, Engine: off.engine, Self: selfName(), WithStored: true, Policy: off.policy}
+		x := &explain.Explainer{Decider: off.Decider, Engine: off.Engine, Self: selfName(), WithStored: true, Policy: off.policy}
 		return x, orDefault(f.cluster.namespace(), "default"), nil
 	}
 	now, cfg, err := f.decision.parse()

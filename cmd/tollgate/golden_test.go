@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tollgate-dev/tollgate/evaluation"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
@@ -263,7 +265,7 @@ func TestEvalFailOnDeny(t *testing.T) {
 func TestEvalAuditModeNeverApproves(t *testing.T) {
 	stdout, _, err := run(t, "eval", "--snapshot", fixture("allowed.yaml"), "--now", now, "--default-mode", "Audit", "-o", "json")
 	require.NoError(t, err)
-	var rep evalReport
+	var rep evaluation.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
 	require.Len(t, rep.InstallPlans, 1)
 	assert.False(t, rep.InstallPlans[0].Approvable)
@@ -276,7 +278,7 @@ func TestEvalPolicyDirAddsAndReplacesModules(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "packs", "freeze_test.rego"), []byte("this is not Rego and must be skipped"), 0o644))
 	stdout, _, err := run(t, "eval", "--snapshot", fixture("allowed.yaml"), "--now", now, "--policy-dir", dir, "-o", "json")
 	require.NoError(t, err)
-	var rep evalReport
+	var rep evaluation.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
 	require.Len(t, rep.Subscriptions, 1)
 	assert.False(t, rep.Subscriptions[0].Decision.Allowed)
@@ -314,7 +316,7 @@ data:
 	require.NoError(t, err)
 	without, _, err := run(t, "eval", "--snapshot", fixture("held.yaml"), "--now", now, "-o", "json")
 	require.NoError(t, err)
-	var a, b evalReport
+	var a, b evaluation.Report
 	require.NoError(t, json.Unmarshal([]byte(withCM), &a))
 	require.NoError(t, json.Unmarshal([]byte(without), &b))
 	assert.NotEqual(t, a.PolicyRevision, b.PolicyRevision, "the ConfigMap's data is part of the policy set")

@@ -10,18 +10,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
-	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/evaluation"
+	"github.com/tollgate-dev/tollgate/impact"
 	"github.com/tollgate-dev/tollgate/policysource"
 	"github.com/tollgate-dev/tollgate/printers"
 )
@@ -29,59 +26,6 @@ import (
 // exitNewlyBlocked is the exit code of `policy diff --fail-on-block` when the candidate would
 // newly block an upgrade (the same as eval --fail-on-deny).
 const exitNewlyBlocked = exitDenied
-
-// diffReport is the output of `tollgate policy diff -o json`; cmd/tollgate/README.md documents
-// it. The unexported fields are for the table only.
-type diffReport struct {
-	Summary diffSummary          `json:"summary"`
-	Changes []subscriptionChange `json:"changes"`
-
-	before, after string // policy revisions
-	scope         string
-	plans         []planChange
-}
-
-type diffSummary struct {
-	NewlyBlocked int `json:"newlyBlocked"`
-	NewlyAllowed int `json:"newlyAllowed"`
-	Changed      int `json:"changed"`
-	Unchanged    int `json:"unchanged"`
-}
-
-type subscriptionChange struct {
-	Namespace string       `json:"namespace"`
-	Name      string       `json:"name"`
-	Before    verdictCodes `json:"before"`
-	After     verdictCodes `json:"after"`
-}
-
-// verdictCodes is a decision reduced to what a diff compares: allowed, and the standing
-// (not overridden) denial codes, sorted.
-type verdictCodes struct {
-	Allowed bool     `json:"allowed"`
-	Codes   []string `json:"codes"`
-}
-
-func (v verdictCodes) String() string {
-	if v.Allowed {
-		return "allowed"
-	}
-	if len(v.Codes) == 0 {
-		return "denied"
-	}
-	return "held: " + strings.Join(v.Codes, ", ")
-}
-
-type planChange struct {
-	key           types.NamespacedName
-	before, after approval.Verdict
-}
-
-// outcomes are the decisions of one policy set: per Subscription, and per pending plan.
-type outcomes struct {
-	subs  map[types.NamespacedName]verdictCodes
-	plans map[types.NamespacedName]approval.Verdict
-}
 
 type policyDiffFlags struct {
 	cluster        clusterFlags
@@ -97,7 +41,7 @@ type policyDiffFlags struct {
 }
 
 func newPolicyDiffCommand() *cobra.Command {
-	f := policyDiffFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name").withTables(diffTables...)}
+	f := policyDiffFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name").withTables(impact.Tables...)}
 	cmd := &cobra.Command{
 		Use:   "diff (--policy-dir DIR | --bundle X | --configmap FILE)...",
 		Short: "Show which upgrades a policy change would newly block or allow",
@@ -157,7 +101,7 @@ func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFl
 		return err
 	}
 	// A snapshot gets the gates the manager would create, as eval gives it.
-	r, scope, err := f.cluster.reader(ctx, f.snapshot, ensureGates)
+	r, scope, err := f.cluster.reader(ctx, f.snapshot, evaluation.EnsureGates)
 	if err != nil {
 		return err
 	}
@@ -170,18 +114,13 @@ func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFl
 	if err != nil {
 		return err
 	}
-	ns := f.cluster.namespace()
-	was, err := decideAll(ctx, r, before, cfg, now, ns)
+	inForce, candidate := evaluation.New(r, before, cfg, now, stderr), evaluation.New(r, after, cfg, now, stderr)
+	inForce.Namespace, candidate.Namespace = f.cluster.namespace(), f.cluster.namespace()
+	report, err := impact.Compare(ctx, inForce, candidate, scope)
 	if err != nil {
 		return err
 	}
-	will, err := decideAll(ctx, r, after, cfg, now, ns)
-	if err != nil {
-		return err
-	}
-	report := compareOutcomes(was, will)
-	report.before, report.after, report.scope = before.Revision(), after.Revision(), scope
-	if err := f.output.print(stdout, report.printable()); err != nil {
+	if err := f.output.print(stdout, diffPrintable(report)); err != nil {
 		return err
 	}
 	if f.failOnBlock && report.Summary.NewlyBlocked > 0 {
@@ -317,76 +256,12 @@ func checkPolicyConfigMap(cm *corev1.ConfigMap, namespace string) error {
 	return nil
 }
 
-// decideAll decides every Subscription (of ns, or all when "") under eng.
-func decideAll(ctx context.Context, r client.Reader, eng *engine.Engine, cfg input.Config, now time.Time, ns string) (*outcomes, error) {
-	var subs v1alpha1.SubscriptionList
-	if err := r.List(ctx, &subs, client.InNamespace(ns)); err != nil {
-		return nil, fmt.Errorf("list subscriptions: %w", err)
-	}
-	d := &approval.Decider{Reader: r, Policies: eng, Input: cfg, Now: func() time.Time { return now }}
-	out := &outcomes{subs: map[types.NamespacedName]verdictCodes{}, plans: map[types.NamespacedName]approval.Verdict{}}
-	for i := range subs.Items {
-		key := client.ObjectKeyFromObject(&subs.Items[i])
-		dec, err := d.Decide(ctx, key)
-		if err != nil || dec == nil {
-			return nil, fmt.Errorf("decide %s: %w", key, err)
-		}
-		v := verdictCodes{Allowed: dec.Result.Decision.Allowed, Codes: []string{}}
-		for _, den := range dec.Result.Decision.Denials {
-			if !den.Overridden && !slices.Contains(v.Codes, den.Code) {
-				v.Codes = append(v.Codes, den.Code)
-			}
-		}
-		slices.Sort(v.Codes)
-		out.subs[key] = v
-		for _, p := range dec.Plans {
-			out.plans[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p
-		}
-	}
-	return out, nil
-}
-
-// compareOutcomes lists what changes from was to will, in namespace and name order.
-func compareOutcomes(was, will *outcomes) *diffReport {
-	r := &diffReport{Changes: []subscriptionChange{}}
-	keys := slices.SortedFunc(maps.Keys(was.subs), compareKeys)
-	for _, k := range keys {
-		b, a := was.subs[k], will.subs[k]
-		switch {
-		case b.Allowed && !a.Allowed:
-			r.Summary.NewlyBlocked++
-		case !b.Allowed && a.Allowed:
-			r.Summary.NewlyAllowed++
-		case !slices.Equal(b.Codes, a.Codes):
-			r.Summary.Changed++
-		default:
-			r.Summary.Unchanged++
-			continue
-		}
-		r.Changes = append(r.Changes, subscriptionChange{Namespace: k.Namespace, Name: k.Name, Before: b, After: a})
-	}
-	for _, k := range slices.SortedFunc(maps.Keys(was.plans), compareKeys) {
-		b, a := was.plans[k], will.plans[k]
-		if b.Approvable != a.Approvable || b.WhyNot() != a.WhyNot() {
-			r.plans = append(r.plans, planChange{key: k, before: b, after: a})
-		}
-	}
-	return r
-}
-
-func compareKeys(a, b types.NamespacedName) int {
-	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Name, b.Name)
-}
-
 // printable is the report in every output format: -o name lists the Subscriptions whose
 // decision changes.
-func (r *diffReport) printable() printable {
+func diffPrintable(r *impact.Report) printable {
 	return printable{
 		doc:   r,
-		human: func(w io.Writer, o printers.TableOptions) error { return renderDiffTable(w, r, o) },
+		human: r.WriteTable,
 		names: func() []printers.Ref {
 			refs := make([]printers.Ref, len(r.Changes))
 			for i, c := range r.Changes {
@@ -395,87 +270,4 @@ func (r *diffReport) printable() printable {
 			return refs
 		},
 	}
-}
-
-// diffTables are the tables of policy diff's -o table and wide, as --only names them.
-var diffTables = []string{"newly-blocked", "newly-allowed", "codes-changed", "plans"}
-
-// diffGroups are the tables of changed Subscriptions, each with its title and its rows.
-var diffGroups = []struct {
-	name, title string
-	keep        func(subscriptionChange) bool
-}{
-	{"newly-blocked", "NEWLY BLOCKED", func(c subscriptionChange) bool { return c.Before.Allowed && !c.After.Allowed }},
-	{"newly-allowed", "NEWLY ALLOWED", func(c subscriptionChange) bool { return !c.Before.Allowed && c.After.Allowed }},
-	{"codes-changed", "CODES CHANGED", func(c subscriptionChange) bool { return c.Before.Allowed == c.After.Allowed }},
-}
-
-// renderDiffTable prints the diff for a person, grouped by kind of change. -o wide adds the
-// codes the candidate adds and removes; o.Only picks one table.
-func renderDiffTable(w io.Writer, r *diffReport, o printers.TableOptions) error {
-	if o.Whole() {
-		o.Title(w, "Policy revision %s in force, candidate %s; %s.\n", printers.Escape(r.before), printers.Escape(r.after), printers.Escape(r.scope))
-	}
-	for _, g := range diffGroups {
-		if err := renderChanges(w, r, o, g.name, g.title, g.keep); err != nil {
-			return err
-		}
-	}
-	if err := renderPlanChanges(w, r, o); err != nil {
-		return err
-	}
-	if o.Whole() {
-		s := r.Summary
-		o.Title(w, "\nSummary: %d newly blocked, %d newly allowed, %d held by other codes, %d unchanged.\n", s.NewlyBlocked, s.NewlyAllowed, s.Changed, s.Unchanged)
-	}
-	return nil
-}
-
-func renderChanges(w io.Writer, r *diffReport, o printers.TableOptions, name, title string, keep func(subscriptionChange) bool) error {
-	var rows []subscriptionChange
-	for _, c := range r.Changes {
-		if keep(c) {
-			rows = append(rows, c)
-		}
-	}
-	if !o.Shows(name) || len(rows) == 0 {
-		return nil
-	}
-	o.Title(w, "%s%s (%d)\n", gap(o), title, len(rows))
-	t := o.NewTable(w, o.Columns([]string{"NAMESPACE", "NAME", "IN FORCE", "CANDIDATE"}, "ADDED", "REMOVED")...)
-	for _, c := range rows {
-		t.Row(o.Columns([]string{c.Namespace, c.Name, c.Before.String(), c.After.String()},
-			strings.Join(missing(c.After.Codes, c.Before.Codes), ", "), strings.Join(missing(c.Before.Codes, c.After.Codes), ", "))...)
-	}
-	return t.Flush()
-}
-
-func renderPlanChanges(w io.Writer, r *diffReport, o printers.TableOptions) error {
-	if !o.Shows("plans") || len(r.plans) == 0 {
-		return nil
-	}
-	o.Title(w, "%sINSTALL PLANS WHOSE VERDICT CHANGES (%d)\n", gap(o), len(r.plans))
-	t := o.NewTable(w, "NAMESPACE", "NAME", "IN FORCE", "CANDIDATE")
-	for _, p := range r.plans {
-		t.Row(p.key.Namespace, p.key.Name, planWord(p.before), planWord(p.after))
-	}
-	return t.Flush()
-}
-
-// missing is the codes of a that b lacks.
-func missing(a, b []string) []string {
-	var out []string
-	for _, c := range a {
-		if !slices.Contains(b, c) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func planWord(v approval.Verdict) string {
-	if v.Approvable {
-		return "approve"
-	}
-	return v.WhyNot()
 }

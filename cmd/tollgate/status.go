@@ -144,19 +144,11 @@ func renderGateCounts(w io.Writer, rep *statusreport.Report, o printers.TableOpt
 	o.Title(w, "\n")
 }
 
-// gap is the blank line between tables of the whole report.
-func gap(o printers.TableOptions) string {
-	if o.Whole() {
-		return "\n"
-	}
-	return ""
-}
-
 func renderByCode(w io.Writer, rep *statusreport.Report, o printers.TableOptions) error {
 	if !o.Shows("codes") || len(rep.ByCode) == 0 {
 		return nil
 	}
-	o.Title(w, "%sHELD BY CODE\n", gap(o))
+	o.Title(w, "%sHELD BY CODE\n", o.Gap())
 	t := o.NewTable(w, "CODE", "GATES")
 	for _, c := range rep.ByCode {
 		t.Row(c.Code, fmt.Sprint(c.Gates))
@@ -169,7 +161,7 @@ func renderHolds(w io.Writer, rep *statusreport.Report, o printers.TableOptions)
 		return nil
 	}
 	now, _ := time.Parse(time.RFC3339, rep.Now)
-	o.Title(w, "%sHELD LONGEST (%d of %d)\n", gap(o), len(rep.HeldLongest), rep.Gates.Held)
+	o.Title(w, "%sHELD LONGEST (%d of %d)\n", o.Gap(), len(rep.HeldLongest), rep.Gates.Held)
 	t := o.NewTable(w, o.Columns([]string{"NAMESPACE", "NAME", "HELD SINCE", "FOR", "CODE", "MESSAGE"}, "POLICY REVISION")...)
 	for _, h := range rep.HeldLongest {
 		since, held := "unknown", ""
@@ -186,7 +178,7 @@ func renderAwaitingPlans(w io.Writer, rep *statusreport.Report, o printers.Table
 		return nil
 	}
 	p := rep.InstallPlans
-	o.Title(w, "%sINSTALL PLANS  %d pending, %d awaiting approval\n", gap(o), p.Pending, p.AwaitingApproval)
+	o.Title(w, "%sINSTALL PLANS  %d pending, %d awaiting approval\n", o.Gap(), p.Pending, p.AwaitingApproval)
 	if len(p.Awaiting) == 0 {
 		return nil
 	}
@@ -202,7 +194,7 @@ func renderPolicyHealth(w io.Writer, rep *statusreport.Report, o printers.TableO
 		return nil
 	}
 	p := rep.Policy
-	o.Title(w, "%sPOLICY\n", gap(o))
+	o.Title(w, "%sPOLICY\n", o.Gap())
 	switch len(p.Revisions) {
 	case 0:
 		o.Title(w, "  revision in force: unknown (no gate records a decision)\n")

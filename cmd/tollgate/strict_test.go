@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tollgate-dev/tollgate/evaluation"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -134,7 +136,7 @@ func TestEvalChecksASnapshotOfCatalogSourcesAlone(t *testing.T) {
 
 	stdout, _, err = run(t, "eval", "--snapshot", catalogs, "--now", now, "-o", "json")
 	require.NoError(t, err, "without --fail-on-invalid-catalog an invalid catalog is not an error")
-	var rep evalReport
+	var rep evaluation.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
 	require.Len(t, rep.CatalogSources, 2)
 	assert.False(t, rep.CatalogSources[1].Valid)

@@ -1,4 +1,4 @@
-package main
+package evaluation
 
 import (
 	"fmt"
@@ -8,12 +8,13 @@ import (
 	"github.com/tollgate-dev/tollgate/printers"
 )
 
-// renderEvalTable prints an eval report for a person: one line per Subscription, InstallPlan
+// WriteTable prints the report for a person: one line per Subscription, InstallPlan
 // and CatalogSource, and the denials under their Subscription. Text from the snapshot and
 // the policies is escaped (printers.Escape; the tables escape their cells). -o wide adds
 // whether each Subscription is up to date and its overridden codes; o.Only picks one table
-// (--only), and --no-headers then prints its rows alone.
-func renderEvalTable(w io.Writer, r *evalReport, o printers.TableOptions) error {
+// (--only), and --no-headers then prints its rows alone. self is the command line's
+// program ("tollgate", "kubectl tollgate"), for the explain hint under denials.
+func (r *Report) WriteTable(w io.Writer, o printers.TableOptions, self string) error {
 	switch o.Only {
 	case "subscriptions":
 		return renderSubscriptions(w, r, o)
@@ -37,29 +38,19 @@ func renderEvalTable(w io.Writer, r *evalReport, o printers.TableOptions) error 
 		return err
 	}
 	if denied {
-		fmt.Fprintf(w, "\nFor what would lift a denial: %s explain --snapshot PATH -n NAMESPACE SUBSCRIPTION\n", selfName())
+		fmt.Fprintf(w, "\nFor what would lift a denial: %s explain --snapshot PATH -n NAMESPACE SUBSCRIPTION\n", self)
 	}
 	return nil
 }
 
-func renderSubscriptions(w io.Writer, r *evalReport, o printers.TableOptions) error {
+func renderSubscriptions(w io.Writer, r *Report, o printers.TableOptions) error {
 	o.Title(w, "SUBSCRIPTIONS (%d)\n", len(r.Subscriptions))
 	t := o.NewTable(w, o.Columns([]string{"NAMESPACE", "NAME", "PACKAGE", "INSTALLED", "CURRENT", "STATE", "APPROVAL", "MODE", "UPGRADE"}, "UP TO DATE", "OVERRIDDEN")...)
 	for _, s := range r.Subscriptions {
 		t.Row(o.Columns([]string{s.Namespace, s.Name, s.Package, s.InstalledCSV, s.CurrentCSV, s.State, s.Approval, s.Mode, verdictWord(s.Decision)},
-			yesNo(s.UpToDate), strings.Join(overriddenCodes(s.Decision), ", "))...)
+			yesNo(s.UpToDate), strings.Join(s.Decision.OverriddenCodes(), ", "))...)
 	}
 	return t.Flush()
-}
-
-func overriddenCodes(d decisionEval) []string {
-	var codes []string
-	for _, den := range d.Denials {
-		if den.Overridden {
-			codes = append(codes, den.Code)
-		}
-	}
-	return codes
 }
 
 func yesNo(b bool) string {
@@ -70,7 +61,7 @@ func yesNo(b bool) string {
 }
 
 // renderDenials lists the denials of each Subscription that has any, and says whether any did.
-func renderDenials(w io.Writer, subs []subscriptionEval) bool {
+func renderDenials(w io.Writer, subs []Subscription) bool {
 	any := false
 	for _, s := range subs {
 		if len(s.Decision.Denials) == 0 {
@@ -96,7 +87,7 @@ func renderDenials(w io.Writer, subs []subscriptionEval) bool {
 }
 
 // renderPlans prints the InstallPlans table, its title after gap.
-func renderPlans(w io.Writer, r *evalReport, o printers.TableOptions, gap string) error {
+func renderPlans(w io.Writer, r *Report, o printers.TableOptions, gap string) error {
 	o.Title(w, gap+"INSTALL PLANS (%d)\n", len(r.InstallPlans))
 	if len(r.InstallPlans) == 0 {
 		return nil
@@ -109,7 +100,7 @@ func renderPlans(w io.Writer, r *evalReport, o printers.TableOptions, gap string
 }
 
 // renderCatalogs prints the CatalogSources table, its title after gap.
-func renderCatalogs(w io.Writer, catalogs []catalogSourceEval, o printers.TableOptions, gap string) error {
+func renderCatalogs(w io.Writer, catalogs []CatalogSource, o printers.TableOptions, gap string) error {
 	o.Title(w, gap+"CATALOG SOURCES (%d)\n", len(catalogs))
 	if len(catalogs) == 0 {
 		return nil
@@ -130,16 +121,11 @@ func renderCatalogs(w io.Writer, catalogs []catalogSourceEval, o printers.TableO
 }
 
 // verdictWord is the UPGRADE column: allowed, or held by the standing codes.
-func verdictWord(d decisionEval) string {
+func verdictWord(d Decision) string {
 	if d.Allowed {
 		return "allowed"
 	}
-	var codes []string
-	for _, den := range d.Denials {
-		if !den.Overridden {
-			codes = append(codes, den.Code)
-		}
-	}
+	codes := d.StandingCodes()
 	if len(codes) == 0 {
 		return "denied"
 	}

@@ -1,4 +1,4 @@
-package main
+package evaluation
 
 import (
 	"bytes"
@@ -22,14 +22,14 @@ func TestEvalTableEscapesTextFromTheSnapshot(t *testing.T) {
 		"\x1b[2J\x1b[H", "\x1b[32mALLOWED\x1b[0m", "\x1b]52;c;eA==\x07", "HELD\rALLOWED", "col\tumn",
 		"two\nlines", "\u009b2J\u0085", "\x7f\x00\b", "etcd\u202egpj", "\u2066\u200f\u061c\u2069", "a\x9bb",
 	} {
-		r := &evalReport{Now: h, PolicyRevision: h,
-			Subscriptions: []subscriptionEval{{Namespace: h, Name: h, Package: h, InstalledCSV: h, CurrentCSV: h, Approval: h, Mode: h, State: h,
-				Decision: decisionEval{Denials: []tollgatev1alpha1.Denial{{Code: h, Message: h, Source: h}}}}},
+		r := &Report{Now: h, PolicyRevision: h,
+			Subscriptions: []Subscription{{Namespace: h, Name: h, Package: h, InstalledCSV: h, CurrentCSV: h, Approval: h, Mode: h, State: h,
+				Decision: Decision{Denials: []tollgatev1alpha1.Denial{{Code: h, Message: h, Source: h}}}}},
 			InstallPlans:   []approval.Verdict{{Namespace: h, Name: h, CSVs: []string{h}, Ineligible: h}},
-			CatalogSources: []catalogSourceEval{{Namespace: h, Name: h, Healthy: h, LastObservedState: h, Violations: []engine.Violation{{Field: h, Message: h}}}},
+			CatalogSources: []CatalogSource{{Namespace: h, Name: h, Healthy: h, LastObservedState: h, Violations: []engine.Violation{{Field: h, Message: h}}}},
 		}
 		var buf bytes.Buffer
-		require.NoError(t, renderEvalTable(&buf, r, printers.TableOptions{}))
+		require.NoError(t, r.WriteTable(&buf, printers.TableOptions{}, "tollgate"))
 		out := buf.String()
 		require.True(t, utf8.ValidString(out))
 		for i, c := range out {
