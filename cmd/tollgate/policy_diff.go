@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/engine"
@@ -147,9 +145,9 @@ func (f *policyDiffFlags) candidate(ctx context.Context, r client.Reader) (*engi
 	cms, _ := policysource.List(ctx, r, f.policyNS) // unreadable: left out, as for the policies in force (warned)
 	files := map[string]string{}
 	for _, path := range f.configMaps {
-		read, err := readPolicyConfigMaps(path, f.policyNS)
+		read, err := policysource.ReadConfigMapFile(path, f.policyNS)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--configmap %w", err)
 		}
 		for _, cm := range read {
 			files[cm.Name] = path
@@ -207,53 +205,6 @@ func candidateError(err error, files map[string]string, dir string, local []engi
 		lines = append(lines, "  "+it.String())
 	}
 	return fmt.Errorf("the candidate policies do not compile; nothing is compared. Fix:\n%s", strings.Join(lines, "\n"))
-}
-
-// readPolicyConfigMaps reads the ConfigMaps of a YAML or JSON file (one or more documents).
-func readPolicyConfigMaps(path, namespace string) ([]corev1.ConfigMap, error) {
-	file, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--configmap: %w", err)
-	}
-	defer func() { _ = file.Close() }()
-	dec := utilyaml.NewYAMLOrJSONDecoder(io.LimitReader(file, 16<<20), 4096)
-	var out []corev1.ConfigMap
-	for doc := 1; ; doc++ {
-		var cm corev1.ConfigMap
-		err := dec.Decode(&cm)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("--configmap %s: document %d: %w", path, doc, err)
-		}
-		if cm.Kind == "" && cm.Name == "" && len(cm.Data) == 0 {
-			continue // an empty document
-		}
-		if err := checkPolicyConfigMap(&cm, namespace); err != nil {
-			return nil, fmt.Errorf("--configmap %s: document %d: %w", path, doc, err)
-		}
-		out = append(out, cm)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--configmap %s holds no ConfigMap", path)
-	}
-	return out, nil
-}
-
-func checkPolicyConfigMap(cm *corev1.ConfigMap, namespace string) error {
-	switch {
-	case cm.APIVersion != "v1" || cm.Kind != "ConfigMap":
-		return fmt.Errorf("a %s %q, not a v1 ConfigMap", cm.Kind, cm.APIVersion)
-	case cm.Name == "":
-		return errors.New("the ConfigMap has no metadata.name")
-	case cm.Namespace != "" && cm.Namespace != namespace:
-		return fmt.Errorf("ConfigMap %s is in namespace %s, but the policy ConfigMaps are in %s (--policy-namespace)", cm.Name, cm.Namespace, namespace)
-	case cm.Labels[policysource.Label] == "":
-		return fmt.Errorf("ConfigMap %s has no label %s (rego or data): the manager would not read it", cm.Name, policysource.Label)
-	}
-	cm.Namespace = namespace
-	return nil
 }
 
 // printable is the report in every output format: -o name lists the Subscriptions whose
