@@ -162,7 +162,7 @@ func openOffline(ctx context.Context, paths []string, pf policyFlags, df decisio
 	if err != nil {
 		return nil, err
 	}
-	eng, view, err := pf.build(ctx, snap, warn)
+	eng, view, err := pf.sources().Build(ctx, snap, warn)
 	if err != nil {
 		return nil, err
 	}

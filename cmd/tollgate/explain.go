@@ -196,7 +196,7 @@ func (f *explainFlags) explainer(ctx context.Context, stderr io.Writer) (*explai
 	if err != nil {
 		return nil, "", err
 	}
-	eng, view, err := f.policy.build(ctx, c, stderr)
+	eng, view, err := f.policy.sources().Build(ctx, c, stderr)
 	if err != nil {
 		return nil, "", err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/decisionlog"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/policyset"
 	"github.com/tollgate-dev/tollgate/printers"
 )
 
@@ -141,12 +142,12 @@ func readDecisionLog(path string) ([]decisionlog.Logged, error) {
 // replayEngine is the embedded policies with --bundle and --policy-dir: without a cluster,
 // the policy ConfigMaps are not read.
 func replayEngine(ctx context.Context, pf policyFlags) (*engine.Engine, error) {
-	base, local, err := pf.base(ctx)
+	base, local, err := pf.sources().Base(ctx)
 	if err != nil {
 		return nil, err
 	}
 	base.Modules = append(slices.Clone(base.Modules), local...)
-	return compile(ctx, base)
+	return policyset.Compile(ctx, base)
 }
 
 // replayOne evaluates one logged event's input and compares the decisions.
