@@ -24,6 +24,7 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
 	"github.com/tollgate-dev/tollgate/decisionlog"
+	"github.com/tollgate-dev/tollgate/decisionlog/replay"
 	"github.com/tollgate-dev/tollgate/input"
 	"github.com/tollgate-dev/tollgate/test/controlplane"
 	"github.com/tollgate-dev/tollgate/test/demo"
@@ -97,7 +98,7 @@ func TestDecisionLogReplays(t *testing.T) {
 	t.Run("replayed with the same policies, every decision is the same", func(t *testing.T) {
 		stdout, stderr, err := run(t, "eval", "--replay", path, "-o", "json")
 		require.NoError(t, err, stderr)
-		var rep replayReport
+		var rep replay.Report
 		require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
 		assert.Equal(t, len(logged), rep.Same)
 		assert.Zero(t, rep.Different)
