@@ -22,11 +22,11 @@ func init() { extraCommands = append(extraCommands, newEvalCommand) }
 const exitDenied = 3
 
 // evalPrintable is the report in every output format: -o name lists the Subscriptions.
-func evalPrintable(r *evaluation.Report) printable {
-	return printable{
-		doc:   r,
-		human: func(w io.Writer, o printers.TableOptions) error { return r.WriteTable(w, o, selfName()) },
-		names: func() []printers.Ref {
+func evalPrintable(r *evaluation.Report) printers.Printable {
+	return printers.Printable{
+		Doc:   r,
+		Human: func(w io.Writer, o printers.TableOptions) error { return r.WriteTable(w, o, selfName()) },
+		Names: func() []printers.Ref {
 			refs := make([]printers.Ref, len(r.Subscriptions))
 			for i, s := range r.Subscriptions {
 				refs[i] = printers.Ref{GroupKind: subscriptionKind, Name: s.Name}
@@ -40,7 +40,7 @@ type evalFlags struct {
 	snapshot   []string
 	policy     policyFlags
 	decision   decisionFlags
-	output     *outputFlags
+	output     *printers.PrintFlags
 	failOnDeny bool
 	// failOnInvalidCatalog exits with exitDenied when a CatalogSource is invalid.
 	failOnInvalidCatalog bool
@@ -51,7 +51,7 @@ type evalFlags struct {
 var evalTables = []string{"subscriptions", "plans", "catalogs"}
 
 func newEvalCommand() *cobra.Command {
-	f := evalFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name").withTables(evalTables...)}
+	f := evalFlags{output: printers.NewPrintFlags("table", "wide", "json", "yaml", "name").WithTables(evalTables...)}
 	cmd := &cobra.Command{
 		Use:   "eval --snapshot PATH",
 		Short: "Evaluate the policies on a snapshot of cluster state, without a cluster",
@@ -106,7 +106,7 @@ no cluster, so the policy ConfigMaps are not read: pass their modules with --pol
 	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "YAML/JSON file or folder of cluster state (required unless --replay; repeatable)")
 	f.policy.bind(cmd)
 	f.decision.bind(cmd)
-	f.output.bind(cmd)
+	f.output.AddFlags(cmd)
 	cmd.Flags().BoolVar(&f.failOnDeny, "fail-on-deny", false, fmt.Sprintf("exit with status %d when any Subscription's upgrade is denied", exitDenied))
 	cmd.Flags().BoolVar(&f.failOnInvalidCatalog, "fail-on-invalid-catalog", false, fmt.Sprintf("exit with status %d when any CatalogSource of the snapshot is invalid", exitDenied))
 	cmd.Flags().StringVar(&f.replay, "replay", "", "instead of --snapshot: re-evaluate the decisions of the decision log `FILE` written by 'tollgate run --decision-log' ('-' reads standard input) with the embedded policies, --bundle and --policy-dir (no cluster: the policy ConfigMaps are not read), and say which come out differently (exit status 3 if any, or if a logged input does not match its input_digest)")
@@ -115,13 +115,13 @@ no cluster, so the policy ConfigMaps are not read: pass their modules with --pol
 
 func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if f.replay != "" {
-		f.output.withTables() // a replay prints one table: --no-headers needs no --only
+		f.output.WithTables() // a replay prints one table: --no-headers needs no --only
 		return runReplay(ctx, stdout, f)
 	}
 	if len(f.snapshot) == 0 {
 		return errors.New(`required flag(s) "snapshot" not set (or --replay FILE)`)
 	}
-	if err := f.output.validate(); err != nil {
+	if err := f.output.Validate(); err != nil {
 		return err
 	}
 	off, err := openOffline(ctx, f.snapshot, f.policy, f.decision, stderr)
@@ -132,7 +132,7 @@ func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := f.output.print(stdout, evalPrintable(report)); err != nil {
+	if err := f.output.Print(stdout, evalPrintable(report)); err != nil {
 		return err
 	}
 	if f.failOnDeny && report.Denied() {

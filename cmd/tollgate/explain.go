@@ -27,13 +27,13 @@ type explainFlags struct {
 	policy   policyFlags
 	snapshot []string
 	decision decisionFlags
-	output   *outputFlags
+	output   *printers.PrintFlags
 	trace    bool
 	all      bool
 }
 
 func newExplainCommand() *cobra.Command {
-	f := explainFlags{output: newOutputFlags("text", "json", "yaml", "name")}
+	f := explainFlags{output: printers.NewPrintFlags("text", "json", "yaml", "name")}
 	cmd := &cobra.Command{
 		Use:   "explain [-n NAMESPACE | -A] SUBSCRIPTION",
 		Short: "Explain why a Subscription's upgrade is held or allowed, and what would lift a hold",
@@ -84,13 +84,13 @@ turn, as 'kubectl describe -A' does (-o json prints one document per Subscriptio
 	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "explain from this YAML/JSON file or folder of cluster state instead of the live cluster")
 	f.decision.bind(cmd)
 	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "explain the Subscription of this name in every namespace that has one")
-	f.output.bind(cmd)
+	f.output.AddFlags(cmd)
 	cmd.Flags().BoolVar(&f.trace, "trace", false, "add the policies' trace notes, print() output and built-in errors")
 	return cmd
 }
 
 func runExplain(ctx context.Context, stdout, stderr io.Writer, f explainFlags, name string) error {
-	if err := f.output.validate(); err != nil {
+	if err := f.output.Validate(); err != nil {
 		return err
 	}
 	if f.all && f.cluster.namespace() != "" {
@@ -126,15 +126,15 @@ func runExplain(ctx context.Context, stdout, stderr io.Writer, f explainFlags, n
 
 // print writes the i-th report, after a separator when it is not the first.
 func (f *explainFlags) print(w io.Writer, report *explain.Report, i int) error {
-	if sep := map[string]string{"text": "\n", "yaml": "---\n"}[f.output.effective()]; i > 0 && sep != "" {
+	if sep := map[string]string{"text": "\n", "yaml": "---\n"}[f.output.Format()]; i > 0 && sep != "" {
 		if _, err := io.WriteString(w, sep); err != nil {
 			return err
 		}
 	}
-	return f.output.print(w, printable{
-		doc:   report,
-		human: func(w io.Writer, _ printers.TableOptions) error { return report.WriteText(w) },
-		names: func() []printers.Ref { return []printers.Ref{{GroupKind: subscriptionKind, Name: report.Name}} },
+	return f.output.Print(w, printers.Printable{
+		Doc:   report,
+		Human: func(w io.Writer, _ printers.TableOptions) error { return report.WriteText(w) },
+		Names: func() []printers.Ref { return []printers.Ref{{GroupKind: subscriptionKind, Name: report.Name}} },
 	})
 }
 

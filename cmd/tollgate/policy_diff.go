@@ -29,12 +29,12 @@ type policyDiffFlags struct {
 	bundles        []string
 	configMaps     []string
 	decision       decisionFlags
-	output         *outputFlags
+	output         *printers.PrintFlags
 	failOnBlock    bool
 }
 
 func newPolicyDiffCommand() *cobra.Command {
-	f := policyDiffFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name").withTables(impact.Tables...)}
+	f := policyDiffFlags{output: printers.NewPrintFlags("table", "wide", "json", "yaml", "name").WithTables(impact.Tables...)}
 	cmd := &cobra.Command{
 		Use:   "diff (--policy-dir DIR | --bundle X | --configmap FILE)...",
 		Short: "Show which upgrades a policy change would newly block or allow",
@@ -77,13 +77,13 @@ snapshot); 3 with --fail-on-block when the candidate would newly block any upgra
 	cmd.Flags().StringSliceVar(&f.bundles, "bundle", nil, "candidate: an OPA bundle added (directory, .tar.gz or URL; repeatable)")
 	cmd.Flags().StringArrayVar(&f.configMaps, "configmap", nil, "candidate: a YAML/JSON file of policy ConfigMaps that replace those of the same name or are added (repeatable)")
 	f.decision.bind(cmd)
-	f.output.bind(cmd)
+	f.output.AddFlags(cmd)
 	cmd.Flags().BoolVar(&f.failOnBlock, "fail-on-block", false, fmt.Sprintf("exit with status %d when the candidate would newly block an upgrade", exitNewlyBlocked))
 	return cmd
 }
 
 func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFlags) error {
-	if err := f.output.validate(); err != nil {
+	if err := f.output.Validate(); err != nil {
 		return err
 	}
 	if f.dir == "" && len(f.bundles) == 0 && len(f.configMaps) == 0 {
@@ -114,7 +114,7 @@ func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFl
 	if err != nil {
 		return err
 	}
-	if err := f.output.print(stdout, diffPrintable(report)); err != nil {
+	if err := f.output.Print(stdout, diffPrintable(report)); err != nil {
 		return err
 	}
 	if f.failOnBlock && report.Summary.NewlyBlocked > 0 {
@@ -125,11 +125,11 @@ func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFl
 
 // printable is the report in every output format: -o name lists the Subscriptions whose
 // decision changes.
-func diffPrintable(r *impact.Report) printable {
-	return printable{
-		doc:   r,
-		human: r.WriteTable,
-		names: func() []printers.Ref {
+func diffPrintable(r *impact.Report) printers.Printable {
+	return printers.Printable{
+		Doc:   r,
+		Human: r.WriteTable,
+		Names: func() []printers.Ref {
 			refs := make([]printers.Ref, len(r.Changes))
 			for i, c := range r.Changes {
 				refs[i] = printers.Ref{GroupKind: subscriptionKind, Name: c.Name}

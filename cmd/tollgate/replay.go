@@ -13,15 +13,16 @@ import (
 	"github.com/tollgate-dev/tollgate/decisionlog/replay"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/policyset"
+	"github.com/tollgate-dev/tollgate/printers"
 )
 
 // runReplay re-evaluates the decisions of a decision log with the policies of the flags.
 func runReplay(ctx context.Context, stdout io.Writer, f evalFlags) error {
-	if err := f.output.validate(); err != nil {
+	if err := f.output.Validate(); err != nil {
 		return err
 	}
-	if f.output.effective() == "name" {
-		return errNoNames
+	if f.output.Format() == "name" {
+		return printers.ErrNoNames
 	}
 	if len(f.snapshot) > 0 {
 		return errors.New("--replay re-evaluates logged inputs: it takes no --snapshot")
@@ -35,7 +36,7 @@ func runReplay(ctx context.Context, stdout io.Writer, f evalFlags) error {
 		return err
 	}
 	report := replay.Replay(ctx, eng, logged)
-	if err := f.output.print(stdout, printable{doc: report, human: report.WriteTable}); err != nil {
+	if err := f.output.Print(stdout, printers.Printable{Doc: report, Human: report.WriteTable}); err != nil {
 		return err
 	}
 	if differences := report.Differences(); len(differences) > 0 {

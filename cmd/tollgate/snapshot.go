@@ -22,11 +22,11 @@ type snapshotFlags struct {
 	all      bool
 	globalNS string
 	policyNS string
-	output   *outputFlags
+	output   *printers.PrintFlags
 }
 
 func newSnapshotCommand() *cobra.Command {
-	f := snapshotFlags{output: newOutputFlags("yaml", "json", "name")}
+	f := snapshotFlags{output: printers.NewPrintFlags("yaml", "json", "name")}
 	cmd := &cobra.Command{
 		Use:   "snapshot [-n NAMESPACE | -A]",
 		Short: "Write the cluster state Tollgate decides on, for tollgate eval or a bug report",
@@ -58,12 +58,12 @@ out. Progress goes to stderr.
 	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "snapshot every namespace")
 	cmd.Flags().StringVar(&f.globalNS, "global-catalog-namespace", input.DefaultGlobalCatalogNamespace, "namespace whose CatalogSources every Subscription can use (always included)")
 	cmd.Flags().StringVar(&f.policyNS, "policy-namespace", policysource.DefaultNamespace, "namespace of the policy ConfigMaps (labelled tollgate.dev/policy) to include")
-	f.output.bind(cmd)
+	f.output.AddFlags(cmd)
 	return cmd
 }
 
 func runSnapshot(ctx context.Context, stdout, stderr io.Writer, f snapshotFlags) error {
-	if err := f.output.validate(); err != nil {
+	if err := f.output.Validate(); err != nil {
 		return err
 	}
 	if f.all && f.cluster.namespace() != "" {
@@ -84,20 +84,20 @@ func runSnapshot(ctx context.Context, stdout, stderr io.Writer, f snapshotFlags)
 		return err
 	}
 	header := fmt.Sprintf("tollgate snapshot of %s, taken %s", where, time.Now().UTC().Format(time.RFC3339))
-	return f.output.print(stdout, snapshotPrintable(objs, header))
+	return f.output.Print(stdout, snapshotPrintable(objs, header))
 }
 
 // snapshotPrintable is the snapshot in every output format: yaml (multi-document) and json
 // (a List) as eval reads them; jsonpath and go-template over the List; name lists every object.
-func snapshotPrintable(objs []map[string]any, header string) printable {
+func snapshotPrintable(objs []map[string]any, header string) printers.Printable {
 	items := make([]any, len(objs))
 	for i := range objs {
 		items[i] = objs[i]
 	}
-	return printable{
-		doc:    map[string]any{"apiVersion": "v1", "kind": "List", "items": items},
-		encode: func(w io.Writer, format string) error { return snapshot.Write(w, format, objs, header) },
-		names: func() []printers.Ref {
+	return printers.Printable{
+		Doc:    map[string]any{"apiVersion": "v1", "kind": "List", "items": items},
+		Encode: func(w io.Writer, format string) error { return snapshot.Write(w, format, objs, header) },
+		Names: func() []printers.Ref {
 			refs := make([]printers.Ref, len(objs))
 			for i, o := range objs {
 				u := unstructured.Unstructured{Object: o}

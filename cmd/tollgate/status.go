@@ -21,11 +21,11 @@ type statusFlags struct {
 	policyNS string
 	limit    int
 	now      string
-	output   *outputFlags
+	output   *printers.PrintFlags
 }
 
 func newStatusCommand() *cobra.Command {
-	f := statusFlags{output: newOutputFlags("table", "wide", "json", "yaml", "name").withTables(statusreport.Tables...)}
+	f := statusFlags{output: printers.NewPrintFlags("table", "wide", "json", "yaml", "name").WithTables(statusreport.Tables...)}
 	cmd := &cobra.Command{
 		Use:   "status [-n NAMESPACE | -A]",
 		Short: "Summarise what Tollgate holds: gates by state and code, the longest holds, plans, policy health",
@@ -68,12 +68,12 @@ snapshot' captures the gates and the policy ConfigMaps).`,
 	cmd.Flags().StringVar(&f.policyNS, "policy-namespace", policysource.DefaultNamespace, "namespace of the policy ConfigMaps (labelled tollgate.dev/policy)")
 	cmd.Flags().IntVar(&f.limit, "limit", 10, "how many of the longest holds to list")
 	cmd.Flags().StringVar(&f.now, "now", "", "the current time for the hold durations, RFC 3339 (default: now)")
-	f.output.bind(cmd)
+	f.output.AddFlags(cmd)
 	return cmd
 }
 
 func runStatus(ctx context.Context, stdout io.Writer, f statusFlags) error {
-	if err := f.output.validate(); err != nil {
+	if err := f.output.Validate(); err != nil {
 		return err
 	}
 	if f.limit < 0 {
@@ -96,15 +96,15 @@ func runStatus(ctx context.Context, stdout io.Writer, f statusFlags) error {
 	if err != nil {
 		return err
 	}
-	return f.output.print(stdout, statusPrintable(rep))
+	return f.output.Print(stdout, statusPrintable(rep))
 }
 
 // statusPrintable is the report in every output format: -o name lists the longest-held gates.
-func statusPrintable(rep *statusreport.Report) printable {
-	return printable{
-		doc:   rep,
-		human: rep.WriteTable,
-		names: func() []printers.Ref {
+func statusPrintable(rep *statusreport.Report) printers.Printable {
+	return printers.Printable{
+		Doc:   rep,
+		Human: rep.WriteTable,
+		Names: func() []printers.Ref {
 			refs := make([]printers.Ref, len(rep.HeldLongest))
 			for i, h := range rep.HeldLongest {
 				refs[i] = printers.Ref{GroupKind: upgradeGateKind, Name: h.Name}
