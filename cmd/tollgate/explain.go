@@ -17,13 +17,14 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/explain"
+	"github.com/tollgate-dev/tollgate/kubeconn"
 	"github.com/tollgate-dev/tollgate/printers"
 )
 
 func init() { extraCommands = append(extraCommands, newExplainCommand) }
 
 type explainFlags struct {
-	cluster  clusterFlags
+	cluster  kubeconn.Flags
 	policy   policyFlags
 	snapshot []string
 	decision decisionFlags
@@ -77,9 +78,9 @@ turn, as 'kubectl describe -A' does (-o json prints one document per Subscriptio
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runExplain(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, args[0])
 		},
-		ValidArgsFunction: f.cluster.completeSubscriptions(&f.all),
+		ValidArgsFunction: f.cluster.CompleteSubscriptions(&f.all),
 	}
-	f.cluster.bind(cmd)
+	f.cluster.AddFlags(cmd)
 	f.policy.bind(cmd)
 	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "explain from this YAML/JSON file or folder of cluster state instead of the live cluster")
 	f.decision.bind(cmd)
@@ -93,7 +94,7 @@ func runExplain(ctx context.Context, stdout, stderr io.Writer, f explainFlags, n
 	if err := f.output.Validate(); err != nil {
 		return err
 	}
-	if f.all && f.cluster.namespace() != "" {
+	if f.all && f.cluster.Namespace() != "" {
 		return errors.New("give either -n NAMESPACE or -A, not both")
 	}
 	x, ns, err := f.explainer(ctx, stderr)
@@ -186,13 +187,13 @@ func (f *explainFlags) explainer(ctx context.Context, stderr io.Writer) (*explai
 			return nil, "", err
 		}
 		x := &explain.Explainer{Decider: off.Decider, Engine: off.Engine, Self: selfName(), WithStored: true, Policy: off.policy}
-		return x, orDefault(f.cluster.namespace(), "default"), nil
+		return x, orDefault(f.cluster.Namespace(), "default"), nil
 	}
 	now, cfg, err := f.decision.parse()
 	if err != nil {
 		return nil, "", err
 	}
-	c, ns, _, err := f.cluster.connect()
+	c, ns, _, err := f.cluster.Connect()
 	if err != nil {
 		return nil, "", err
 	}

@@ -7,36 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// Every request has a deadline unless --request-timeout=0 says otherwise, as in kubectl.
-func TestTheRequestTimeoutHasADefault(t *testing.T) {
-	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
-	tests := []struct {
-		scenario string
-		args     []string
-		want     time.Duration
-	}{
-		{"without the flag, 30s", nil, defaultRequestTimeout},
-		{"a duration given", []string{"--request-timeout", "5s"}, 5 * time.Second},
-		{"0 given: no limit, as in kubectl", []string{"--request-timeout", "0"}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.scenario, func(t *testing.T) {
-			var f clusterFlags
-			cmd := &cobra.Command{Use: "x"}
-			f.bind(cmd)
-			require.NoError(t, cmd.ParseFlags(append([]string{"--server", "https://api.example.invalid:6443"}, tt.args...)))
-			cfg, err := f.restConfig()
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, cfg.Timeout)
-		})
-	}
-	assert.Equal(t, 30*time.Second, defaultRequestTimeout)
-}
 
 // An API server that completes TLS but never answers: the command gives up after
 // --request-timeout and says which server did not answer and which flag waits longer.

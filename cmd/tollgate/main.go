@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tollgate-dev/tollgate/kubeconn"
 	"github.com/tollgate-dev/tollgate/version"
 )
 
@@ -56,7 +57,7 @@ func init() {
 func flagUsages(fs *pflag.FlagSet, cluster bool) string {
 	some := pflag.NewFlagSet("", pflag.ContinueOnError)
 	fs.VisitAll(func(f *pflag.Flag) {
-		if _, ok := f.Annotations[clusterFlagAnnotation]; ok == cluster {
+		if _, ok := f.Annotations[kubeconn.ClusterFlagAnnotation]; ok == cluster {
 			some.AddFlag(f)
 		}
 	})

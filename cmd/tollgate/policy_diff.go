@@ -11,6 +11,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/evaluation"
 	"github.com/tollgate-dev/tollgate/impact"
+	"github.com/tollgate-dev/tollgate/kubeconn"
 	"github.com/tollgate-dev/tollgate/policyset"
 	"github.com/tollgate-dev/tollgate/policysource"
 	"github.com/tollgate-dev/tollgate/printers"
@@ -21,7 +22,7 @@ import (
 const exitNewlyBlocked = exitDenied
 
 type policyDiffFlags struct {
-	cluster        clusterFlags
+	cluster        kubeconn.Flags
 	snapshot       []string
 	currentBundles []string
 	policyNS       string
@@ -68,7 +69,7 @@ snapshot); 3 with --fail-on-block when the candidate would newly block any upgra
 			return runPolicyDiff(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
 		},
 	}
-	f.cluster.bind(cmd)
+	f.cluster.AddFlags(cmd)
 	cmd.Flags().Lookup("namespace").Usage = "only the Subscriptions of this namespace (default: all namespaces)"
 	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "diff on this YAML/JSON file or folder of cluster state instead of the live cluster (repeatable)")
 	cmd.Flags().StringSliceVar(&f.currentBundles, "current-bundle", nil, "an OPA bundle the manager runs with (its --bundle), part of both policy sets (repeatable)")
@@ -94,7 +95,7 @@ func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFl
 		return err
 	}
 	// A snapshot gets the gates the manager would create, as eval gives it.
-	r, scope, err := f.cluster.reader(ctx, f.snapshot, evaluation.EnsureGates)
+	r, scope, err := clusterReader(ctx, &f.cluster, f.snapshot, evaluation.EnsureGates)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFl
 		return err
 	}
 	inForce, candidate := evaluation.New(r, before, cfg, now, stderr), evaluation.New(r, after, cfg, now, stderr)
-	inForce.Namespace, candidate.Namespace = f.cluster.namespace(), f.cluster.namespace()
+	inForce.Namespace, candidate.Namespace = f.cluster.Namespace(), f.cluster.Namespace()
 	report, err := impact.Compare(ctx, inForce, candidate, scope)
 	if err != nil {
 		return err

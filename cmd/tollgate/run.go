@@ -17,6 +17,7 @@ import (
 	"github.com/tollgate-dev/tollgate/controllers"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/kubeconn"
 	"github.com/tollgate-dev/tollgate/policysource"
 )
 
@@ -88,7 +89,7 @@ func envOr(key, def string) string {
 func newRunCommand() *cobra.Command {
 	var (
 		flags   managerFlags
-		cluster clusterFlags
+		cluster kubeconn.Flags
 		serving controllers.ServingOptions
 	)
 	zapOpts := zap.Options{}
@@ -110,7 +111,7 @@ func newRunCommand() *cobra.Command {
 			if soft := setMemoryLimit("/sys/fs/cgroup"); soft > 0 {
 				ctrl.Log.Info("Go memory limit set from the container's", "bytes", soft, "share", memoryShare)
 			}
-			cfg, err := cluster.restConfig()
+			cfg, err := cluster.RESTConfig()
 			if err != nil {
 				return err
 			}
@@ -119,7 +120,7 @@ func newRunCommand() *cobra.Command {
 		},
 	}
 	flags.bind(cmd)
-	cluster.bindManager(cmd)
+	cluster.AddManagerFlags(cmd)
 	cmd.Flags().StringVar(&serving.MetricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 disables it")
 	cmd.Flags().BoolVar(&serving.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers allowed to get /metrics (TokenReview, SubjectAccessReview); false serves plain HTTP to anyone")
 	cmd.Flags().StringVar(&serving.ProbeAddr, "health-probe-bind-address", ":8081", "address of the /healthz (alive) and /readyz (policies loaded) probes")

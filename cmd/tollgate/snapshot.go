@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/kubeconn"
 	"github.com/tollgate-dev/tollgate/policysource"
 	"github.com/tollgate-dev/tollgate/printers"
 	"github.com/tollgate-dev/tollgate/snapshot"
@@ -18,7 +19,7 @@ import (
 func init() { extraCommands = append(extraCommands, newSnapshotCommand) }
 
 type snapshotFlags struct {
-	cluster  clusterFlags
+	cluster  kubeconn.Flags
 	all      bool
 	globalNS string
 	policyNS string
@@ -54,7 +55,7 @@ out. Progress goes to stderr.
 			return runSnapshot(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
 		},
 	}
-	f.cluster.bind(cmd)
+	f.cluster.AddFlags(cmd)
 	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "snapshot every namespace")
 	cmd.Flags().StringVar(&f.globalNS, "global-catalog-namespace", input.DefaultGlobalCatalogNamespace, "namespace whose CatalogSources every Subscription can use (always included)")
 	cmd.Flags().StringVar(&f.policyNS, "policy-namespace", policysource.DefaultNamespace, "namespace of the policy ConfigMaps (labelled tollgate.dev/policy) to include")
@@ -66,10 +67,10 @@ func runSnapshot(ctx context.Context, stdout, stderr io.Writer, f snapshotFlags)
 	if err := f.output.Validate(); err != nil {
 		return err
 	}
-	if f.all && f.cluster.namespace() != "" {
+	if f.all && f.cluster.Namespace() != "" {
 		return fmt.Errorf("give either -n NAMESPACE or -A, not both")
 	}
-	c, ns, cfg, err := f.cluster.connect()
+	c, ns, cfg, err := f.cluster.Connect()
 	if err != nil {
 		return err
 	}

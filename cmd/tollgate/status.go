@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tollgate-dev/tollgate/kubeconn"
 	"github.com/tollgate-dev/tollgate/policysource"
 	"github.com/tollgate-dev/tollgate/printers"
 	"github.com/tollgate-dev/tollgate/statusreport"
@@ -15,7 +16,7 @@ import (
 func init() { extraCommands = append(extraCommands, newStatusCommand) }
 
 type statusFlags struct {
-	cluster  clusterFlags
+	cluster  kubeconn.Flags
 	all      bool
 	snapshot []string
 	policyNS string
@@ -61,7 +62,7 @@ snapshot' captures the gates and the policy ConfigMaps).`,
 			return runStatus(cmd.Context(), cmd.OutOrStdout(), f)
 		},
 	}
-	f.cluster.bind(cmd)
+	f.cluster.AddFlags(cmd)
 	cmd.Flags().Lookup("namespace").Usage = "only this namespace's gates and plans (default: all namespaces)"
 	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "every namespace's gates and plans (the default without -n)")
 	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "read this YAML/JSON file or folder of cluster state instead of the live cluster (repeatable)")
@@ -79,19 +80,19 @@ func runStatus(ctx context.Context, stdout io.Writer, f statusFlags) error {
 	if f.limit < 0 {
 		return errors.New("--limit must be 0 or more")
 	}
-	if f.all && f.cluster.namespace() != "" {
+	if f.all && f.cluster.Namespace() != "" {
 		return errors.New("give either -n NAMESPACE or -A, not both")
 	}
 	now, err := parseNow(f.now)
 	if err != nil {
 		return err
 	}
-	r, scope, err := f.cluster.reader(ctx, f.snapshot, nil)
+	r, scope, err := clusterReader(ctx, &f.cluster, f.snapshot, nil)
 	if err != nil {
 		return err
 	}
 	rep, err := statusreport.Read(ctx, r, statusreport.Options{
-		Namespace: f.cluster.namespace(), PolicyNamespace: f.policyNS, Limit: f.limit, Now: now, Scope: scope,
+		Namespace: f.cluster.Namespace(), PolicyNamespace: f.policyNS, Limit: f.limit, Now: now, Scope: scope,
 	})
 	if err != nil {
 		return err
