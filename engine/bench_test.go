@@ -11,31 +11,63 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 )
 
 // benchInput is a realistic document: an upgrade awaiting approval, ten operands (one
 // progressing), five visible catalogs (one unhealthy).
-func benchInput(b *testing.B) map[string]any {
+func benchInput(tb testing.TB) map[string]any {
+	doc := benchWorld(10, 7).input(tb)
+	require.Len(tb, doc["operands"], 10)
+	require.Len(tb, doc["catalogSources"], 5)
+	return doc
+}
+
+// benchWorld is an upgrade awaiting approval with n operands and five visible catalogs (one
+// unhealthy); the operand at index progressing (none when out of range) reports
+// Progressing=True.
+func benchWorld(n, progressing int) *world {
 	w := upgradeWaiting()
-	for i := len(w.operands); i < 10; i++ {
-		progressing := "False"
-		if i == 7 {
-			progressing = "True"
+	for i := len(w.operands); i < n; i++ {
+		status := "False"
+		if i == progressing {
+			status = "True"
 		}
 		w.operands = append(w.operands, etcdCluster(fmt.Sprintf("cluster-%02d", i),
 			cond("Available", "True", "InstallSucceeded", earliest),
-			cond("Progressing", progressing, "UpgradeInProgress", earlier),
+			cond("Progressing", status, "UpgradeInProgress", earlier),
 			cond("Degraded", "False", "InstallSucceeded", earliest)))
 	}
 	for i, state := range []string{"READY", "READY", "TRANSIENT_FAILURE", "READY"} {
 		w.catalogs = append(w.catalogs, imageCatalog("olm", fmt.Sprintf("catalog-%d", i), state))
 	}
-	doc := w.input(b)
-	require.Len(b, doc["operands"], 10)
-	require.Len(b, doc["catalogSources"], 5)
+	return w
+}
+
+// benchInput50 is the approval path at a larger scale: fifty healthy operands, five catalogs,
+// nothing stands in the way.
+func benchInput50(tb testing.TB) map[string]any {
+	doc := benchWorld(50, -1).input(tb)
+	require.Len(tb, doc["operands"], 50)
 	return doc
+}
+
+// heldInput is the benchmark input held several times over: the operator reports
+// Upgradeable=False, the source catalog is down, an operand is degraded besides the one
+// progressing, and the gate's override of OperatorProgressing has expired.
+func heldInput(tb testing.TB) map[string]any {
+	w := benchWorld(10, 7)
+	w.operands[3] = etcdCluster("cluster-03", cond("Available", "False", "HealFailed", earlier),
+		cond("Progressing", "False", "HealFailed", earlier), cond("Degraded", "True", "HealFailed", earlier))
+	w.opCond = operatorCondition("etcd.v1", metav1.Condition{Type: "Upgradeable", Status: metav1.ConditionFalse,
+		Reason: "Migrating", Message: "the operator is migrating its CRs", ObservedGeneration: 1, LastTransitionTime: earlier})
+	w.catalogs[0].Status.GRPCConnectionState.LastObservedState = "TRANSIENT_FAILURE"
+	w.gate.Spec.Overrides = []tollgatev1alpha1.Override{{Code: "OperatorProgressing", Reason: "CHG-1234: expected",
+		Expires: &metav1.Time{Time: now.Add(-time.Hour)}}}
+	return w.input(tb)
 }
 
 func BenchmarkEvaluate(b *testing.B) {
