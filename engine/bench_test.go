@@ -70,20 +70,46 @@ func heldInput(tb testing.TB) map[string]any {
 	return w.input(tb)
 }
 
+// benchInputs are the inputs every evaluation benchmark runs on, one sub-benchmark each (their
+// names are what hack/benchtable reads): the benchmark input, held by one progressing operand;
+// fifty healthy operands, allowed; and a document held by four denials.
+var benchInputs = []struct {
+	name    string
+	input   func(testing.TB) map[string]any
+	blocked string // the decision's BlockedBy
+}{
+	{"bench", benchInput, "OperatorProgressing"},
+	{"operands-50", benchInput50, ""},
+	{"held", heldInput, "CatalogSourceUnhealthy"},
+}
+
+// eachInput runs bench as one sub-benchmark per benchInputs entry.
+func eachInput(b *testing.B, bench func(b *testing.B, input map[string]any)) {
+	e := embedded(b, nil)
+	for _, in := range benchInputs {
+		b.Run(in.name, func(b *testing.B) {
+			input := in.input(b)
+			r := e.Evaluate(context.Background(), input)
+			require.NoError(b, r.Err)
+			require.Equal(b, in.blocked, r.Decision.BlockedBy())
+			bench(b, input)
+		})
+	}
+}
+
+// BenchmarkEvaluate is one Evaluate: what every event, recheck and catalog flip pays per
+// Subscription.
 func BenchmarkEvaluate(b *testing.B) {
 	e := embedded(b, nil)
-	input := benchInput(b)
 	ctx := context.Background()
-	r := e.Evaluate(ctx, input)
-	require.NoError(b, r.Err)
-	require.Equal(b, "OperatorProgressing", r.Decision.BlockedBy())
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if r := e.Evaluate(ctx, input); r.Err != nil {
-			b.Fatal(r.Err)
+	eachInput(b, func(b *testing.B, input map[string]any) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if r := e.Evaluate(ctx, input); r.Err != nil {
+				b.Fatal(r.Err)
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkBareOPA is the floor: the same modules and input in a plain prepared query, no
@@ -91,34 +117,34 @@ func BenchmarkEvaluate(b *testing.B) {
 // engine's overhead. Note that rego.Input given to rego.New is converted once, at prepare
 // time, so this floor does not pay for converting the input as every real evaluation must.
 func BenchmarkBareOPA(b *testing.B) {
-	input := benchInput(b)
-	pq := bareQuery(b, rego.Input(input))
 	ctx := context.Background()
-	rs, err := pq.Eval(ctx)
-	require.NoError(b, err)
-	require.Len(b, rs, 1)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := pq.Eval(ctx); err != nil {
-			b.Fatal(err)
+	eachInput(b, func(b *testing.B, input map[string]any) {
+		pq := bareQuery(b, rego.Input(input))
+		rs, err := pq.Eval(ctx)
+		require.NoError(b, err)
+		require.Len(b, rs, 1)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := pq.Eval(ctx); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkBareOPAInputPerEval is the bare query given the input at each evaluation
 // (rego.EvalInput), the like-for-like comparison with Evaluate.
 func BenchmarkBareOPAInputPerEval(b *testing.B) {
-	input := benchInput(b)
-	pq := bareQuery(b)
 	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := pq.Eval(ctx, rego.EvalInput(input)); err != nil {
-			b.Fatal(err)
+	eachInput(b, func(b *testing.B, input map[string]any) {
+		pq := bareQuery(b)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := pq.Eval(ctx, rego.EvalInput(input)); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkEngineOverBareOPA interleaves one Evaluate and one bare evaluation with the input
@@ -126,24 +152,25 @@ func BenchmarkBareOPAInputPerEval(b *testing.B) {
 // measured against its baseline in the same run, so machine noise affects both alike.
 func BenchmarkEngineOverBareOPA(b *testing.B) {
 	e := embedded(b, nil)
-	input := benchInput(b)
-	pq := bareQuery(b)
 	ctx := context.Background()
-	var engineTime, bareTime time.Duration
-	for b.Loop() {
-		start := time.Now()
-		if r := e.Evaluate(ctx, input); r.Err != nil {
-			b.Fatal(r.Err)
+	eachInput(b, func(b *testing.B, input map[string]any) {
+		pq := bareQuery(b)
+		var engineTime, bareTime time.Duration
+		for b.Loop() {
+			start := time.Now()
+			if r := e.Evaluate(ctx, input); r.Err != nil {
+				b.Fatal(r.Err)
+			}
+			mid := time.Now()
+			if _, err := pq.Eval(ctx, rego.EvalInput(input)); err != nil {
+				b.Fatal(err)
+			}
+			engineTime += mid.Sub(start)
+			bareTime += time.Since(mid)
 		}
-		mid := time.Now()
-		if _, err := pq.Eval(ctx, rego.EvalInput(input)); err != nil {
-			b.Fatal(err)
-		}
-		engineTime += mid.Sub(start)
-		bareTime += time.Since(mid)
-	}
-	b.ReportMetric(float64(engineTime)/float64(bareTime), "engine/bare")
-	b.ReportMetric(float64(engineTime.Nanoseconds())/float64(b.N), "engine-ns/eval")
+		b.ReportMetric(float64(engineTime)/float64(bareTime), "engine/bare")
+		b.ReportMetric(float64(engineTime.Nanoseconds())/float64(b.N), "engine-ns/eval")
+	})
 }
 
 func bareQuery(b *testing.B, extra ...func(*rego.Rego)) rego.PreparedEvalQuery {
