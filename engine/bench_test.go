@@ -11,47 +11,105 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 )
 
 // benchInput is a realistic document: an upgrade awaiting approval, ten operands (one
 // progressing), five visible catalogs (one unhealthy).
-func benchInput(b *testing.B) map[string]any {
+func benchInput(tb testing.TB) map[string]any {
+	doc := benchWorld(10, 7).input(tb)
+	require.Len(tb, doc["operands"], 10)
+	require.Len(tb, doc["catalogSources"], 5)
+	return doc
+}
+
+// benchWorld is an upgrade awaiting approval with n operands and five visible catalogs (one
+// unhealthy); the operand at index progressing (none when out of range) reports
+// Progressing=True.
+func benchWorld(n, progressing int) *world {
 	w := upgradeWaiting()
-	for i := len(w.operands); i < 10; i++ {
-		progressing := "False"
-		if i == 7 {
-			progressing = "True"
+	for i := len(w.operands); i < n; i++ {
+		status := "False"
+		if i == progressing {
+			status = "True"
 		}
 		w.operands = append(w.operands, etcdCluster(fmt.Sprintf("cluster-%02d", i),
 			cond("Available", "True", "InstallSucceeded", earliest),
-			cond("Progressing", progressing, "UpgradeInProgress", earlier),
+			cond("Progressing", status, "UpgradeInProgress", earlier),
 			cond("Degraded", "False", "InstallSucceeded", earliest)))
 	}
 	for i, state := range []string{"READY", "READY", "TRANSIENT_FAILURE", "READY"} {
 		w.catalogs = append(w.catalogs, imageCatalog("olm", fmt.Sprintf("catalog-%d", i), state))
 	}
-	doc := w.input(b)
-	require.Len(b, doc["operands"], 10)
-	require.Len(b, doc["catalogSources"], 5)
+	return w
+}
+
+// benchInput50 is the approval path at a larger scale: fifty healthy operands, five catalogs,
+// nothing stands in the way.
+func benchInput50(tb testing.TB) map[string]any {
+	doc := benchWorld(50, -1).input(tb)
+	require.Len(tb, doc["operands"], 50)
 	return doc
 }
 
+// heldInput is the benchmark input held several times over: the operator reports
+// Upgradeable=False, the source catalog is down, an operand is degraded besides the one
+// progressing, and the gate's override of OperatorProgressing has expired.
+func heldInput(tb testing.TB) map[string]any {
+	w := benchWorld(10, 7)
+	w.operands[3] = etcdCluster("cluster-03", cond("Available", "False", "HealFailed", earlier),
+		cond("Progressing", "False", "HealFailed", earlier), cond("Degraded", "True", "HealFailed", earlier))
+	w.opCond = operatorCondition("etcd.v1", metav1.Condition{Type: "Upgradeable", Status: metav1.ConditionFalse,
+		Reason: "Migrating", Message: "the operator is migrating its CRs", ObservedGeneration: 1, LastTransitionTime: earlier})
+	w.catalogs[0].Status.GRPCConnectionState.LastObservedState = "TRANSIENT_FAILURE"
+	w.gate.Spec.Overrides = []tollgatev1alpha1.Override{{Code: "OperatorProgressing", Reason: "CHG-1234: expected",
+		Expires: &metav1.Time{Time: now.Add(-time.Hour)}}}
+	return w.input(tb)
+}
+
+// benchInputs are the inputs every evaluation benchmark runs on, one sub-benchmark each (their
+// names are what hack/benchtable reads): the benchmark input, held by one progressing operand;
+// fifty healthy operands, allowed; and a document held by four denials.
+var benchInputs = []struct {
+	name    string
+	input   func(testing.TB) map[string]any
+	blocked string // the decision's BlockedBy
+}{
+	{"bench", benchInput, "OperatorProgressing"},
+	{"operands-50", benchInput50, ""},
+	{"held", heldInput, "CatalogSourceUnhealthy"},
+}
+
+// eachInput runs bench as one sub-benchmark per benchInputs entry.
+func eachInput(b *testing.B, bench func(b *testing.B, input map[string]any)) {
+	e := embedded(b, nil)
+	for _, in := range benchInputs {
+		b.Run(in.name, func(b *testing.B) {
+			input := in.input(b)
+			r := e.Evaluate(context.Background(), input)
+			require.NoError(b, r.Err)
+			require.Equal(b, in.blocked, r.Decision.BlockedBy())
+			bench(b, input)
+		})
+	}
+}
+
+// BenchmarkEvaluate is one Evaluate: what every event, recheck and catalog flip pays per
+// Subscription.
 func BenchmarkEvaluate(b *testing.B) {
 	e := embedded(b, nil)
-	input := benchInput(b)
 	ctx := context.Background()
-	r := e.Evaluate(ctx, input)
-	require.NoError(b, r.Err)
-	require.Equal(b, "OperatorProgressing", r.Decision.BlockedBy())
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if r := e.Evaluate(ctx, input); r.Err != nil {
-			b.Fatal(r.Err)
+	eachInput(b, func(b *testing.B, input map[string]any) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if r := e.Evaluate(ctx, input); r.Err != nil {
+				b.Fatal(r.Err)
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkBareOPA is the floor: the same modules and input in a plain prepared query, no
@@ -59,34 +117,34 @@ func BenchmarkEvaluate(b *testing.B) {
 // engine's overhead. Note that rego.Input given to rego.New is converted once, at prepare
 // time, so this floor does not pay for converting the input as every real evaluation must.
 func BenchmarkBareOPA(b *testing.B) {
-	input := benchInput(b)
-	pq := bareQuery(b, rego.Input(input))
 	ctx := context.Background()
-	rs, err := pq.Eval(ctx)
-	require.NoError(b, err)
-	require.Len(b, rs, 1)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := pq.Eval(ctx); err != nil {
-			b.Fatal(err)
+	eachInput(b, func(b *testing.B, input map[string]any) {
+		pq := bareQuery(b, rego.Input(input))
+		rs, err := pq.Eval(ctx)
+		require.NoError(b, err)
+		require.Len(b, rs, 1)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := pq.Eval(ctx); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkBareOPAInputPerEval is the bare query given the input at each evaluation
 // (rego.EvalInput), the like-for-like comparison with Evaluate.
 func BenchmarkBareOPAInputPerEval(b *testing.B) {
-	input := benchInput(b)
-	pq := bareQuery(b)
 	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := pq.Eval(ctx, rego.EvalInput(input)); err != nil {
-			b.Fatal(err)
+	eachInput(b, func(b *testing.B, input map[string]any) {
+		pq := bareQuery(b)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := pq.Eval(ctx, rego.EvalInput(input)); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkEngineOverBareOPA interleaves one Evaluate and one bare evaluation with the input
@@ -94,24 +152,25 @@ func BenchmarkBareOPAInputPerEval(b *testing.B) {
 // measured against its baseline in the same run, so machine noise affects both alike.
 func BenchmarkEngineOverBareOPA(b *testing.B) {
 	e := embedded(b, nil)
-	input := benchInput(b)
-	pq := bareQuery(b)
 	ctx := context.Background()
-	var engineTime, bareTime time.Duration
-	for b.Loop() {
-		start := time.Now()
-		if r := e.Evaluate(ctx, input); r.Err != nil {
-			b.Fatal(r.Err)
+	eachInput(b, func(b *testing.B, input map[string]any) {
+		pq := bareQuery(b)
+		var engineTime, bareTime time.Duration
+		for b.Loop() {
+			start := time.Now()
+			if r := e.Evaluate(ctx, input); r.Err != nil {
+				b.Fatal(r.Err)
+			}
+			mid := time.Now()
+			if _, err := pq.Eval(ctx, rego.EvalInput(input)); err != nil {
+				b.Fatal(err)
+			}
+			engineTime += mid.Sub(start)
+			bareTime += time.Since(mid)
 		}
-		mid := time.Now()
-		if _, err := pq.Eval(ctx, rego.EvalInput(input)); err != nil {
-			b.Fatal(err)
-		}
-		engineTime += mid.Sub(start)
-		bareTime += time.Since(mid)
-	}
-	b.ReportMetric(float64(engineTime)/float64(bareTime), "engine/bare")
-	b.ReportMetric(float64(engineTime.Nanoseconds())/float64(b.N), "engine-ns/eval")
+		b.ReportMetric(float64(engineTime)/float64(bareTime), "engine/bare")
+		b.ReportMetric(float64(engineTime.Nanoseconds())/float64(b.N), "engine-ns/eval")
+	})
 }
 
 func bareQuery(b *testing.B, extra ...func(*rego.Rego)) rego.PreparedEvalQuery {

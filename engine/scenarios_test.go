@@ -143,7 +143,9 @@ func assertConditions(t *testing.T, what string, want map[string]string, got []e
 
 // The HCO condition matrix (reference/hco-conditions.md): every column, as operand statuses,
 // aggregates to itself, and Degraded=True / Progressing=True deny.
-func TestScenariosHCOConditionMatrix(t *testing.T) {
+func TestScenariosHCOConditionMatrix(t *testing.T) { run(t, hcoConditionMatrixScenarios()) }
+
+func hcoConditionMatrixScenarios() []scenario {
 	rows := []struct {
 		meaning                          string
 		available, progressing, degraded string
@@ -165,13 +167,15 @@ func TestScenariosHCOConditionMatrix(t *testing.T) {
 			denials: row.denials,
 		})
 	}
-	run(t, tests)
+	return tests
 }
 
 // HCO's aggregation rules: worst status wins, absent conditions default, the most recent
 // reason among the worst is reported.
-func TestScenariosHealthAggregation(t *testing.T) {
-	run(t, []scenario{{
+func TestScenariosHealthAggregation(t *testing.T) { run(t, healthAggregationScenarios()) }
+
+func healthAggregationScenarios() []scenario {
+	return []scenario{{
 		name: "one degraded operand makes the operator degraded and the message names it",
 		mutate: func(w *world) {
 			*w.operands[1] = *etcdCluster("side", cond("Available", "True", "HealInProgress", earlier),
@@ -236,13 +240,15 @@ func TestScenariosHealthAggregation(t *testing.T) {
 		data:    map[string]any{"disabledCodes": []string{"OperatorProgressing"}},
 		health:  map[string]string{"Progressing": "True"},
 		denials: nil,
-	}})
+	}}
 }
 
 // OLM's Upgradeable rule (reference/operator-conditions.md and DESIGN.md), applied before
 // approval: no OperatorCondition or no Upgradeable allows, only False blocks, overrides win,
 // a stale condition blocks, Upgrading=True blocks.
-func TestScenariosOperatorConditions(t *testing.T) {
+func TestScenariosOperatorConditions(t *testing.T) { run(t, operatorConditionScenarios()) }
+
+func operatorConditionScenarios() []scenario {
 	upgradeable := func(status metav1.ConditionStatus, observed int64) metav1.Condition {
 		return metav1.Condition{Type: "Upgradeable", Status: status, Reason: "Migrating", Message: "the operator is migrating its CRs",
 			ObservedGeneration: observed, LastTransitionTime: earlier}
@@ -254,7 +260,7 @@ func TestScenariosOperatorConditions(t *testing.T) {
 			w.gate.Spec.Overrides = []tollgatev1alpha1.Override{{Code: code, Reason: "CHG-1234: migration verified by the vendor", Expires: expires}}
 		}
 	}
-	run(t, []scenario{{
+	return []scenario{{
 		name:   "no OperatorCondition: OLM reverts to existing behaviour and allows",
 		mutate: func(w *world) { w.opCond = nil },
 	}, {
@@ -361,16 +367,18 @@ func TestScenariosOperatorConditions(t *testing.T) {
 		},
 		conditions: map[string]string{"InstalledCSVMissing": "False/NotInstalled", "InstalledCSVFailed": "False", "InstalledCSVReplacementAvailable": "False"},
 		state:      "UpgradePending",
-	}})
+	}}
 }
 
 // Every Subscription condition type of reference/subscription-status.md in each status it can
 // take, plus state and upToDate.
-func TestScenariosSubscriptionConditions(t *testing.T) {
+func TestScenariosSubscriptionConditions(t *testing.T) { run(t, subscriptionConditionScenarios()) }
+
+func subscriptionConditionScenarios() []scenario {
 	catalogState := func(state string) func(w *world) {
 		return func(w *world) { w.catalogs[0].Status.GRPCConnectionState.LastObservedState = state }
 	}
-	run(t, []scenario{{
+	return []scenario{{
 		name: "an upgrade waiting for approval with everything healthy",
 		conditions: map[string]string{
 			"ResolutionFailed":                  "False",
@@ -586,11 +594,13 @@ func TestScenariosSubscriptionConditions(t *testing.T) {
 		check: func(t *testing.T, r *engine.Result) {
 			assert.Contains(t, conditionOf(r, "InstalledCSVFailed").Message, "install timeout")
 		},
-	}})
+	}}
 }
 
 // OLM puts a namespace's pending installs into one plan: approving it installs them all.
-func TestScenariosBundledInstallPlans(t *testing.T) {
+func TestScenariosBundledInstallPlans(t *testing.T) { run(t, bundledInstallPlanScenarios()) }
+
+func bundledInstallPlanScenarios() []scenario {
 	// peer adds a Subscription for prometheus.v2 to the plan; upgradeable says what its own
 	// operator reports.
 	peer := func(upgradeable metav1.ConditionStatus) func(w *world) {
@@ -604,7 +614,7 @@ func TestScenariosBundledInstallPlans(t *testing.T) {
 				&tollgatev1alpha1.UpgradeGate{ObjectMeta: objMeta(ns, "prometheus")})
 		}
 	}
-	run(t, []scenario{{
+	return []scenario{{
 		name:    "a bundled operator whose own decision holds it blocks",
 		mutate:  peer(metav1.ConditionFalse),
 		denials: []string{"InstallPlanIncludesBlockedOperator"},
@@ -621,12 +631,14 @@ func TestScenariosBundledInstallPlans(t *testing.T) {
 			w.plan.Spec.ClusterServiceVersionNames = []string{"etcd.v2", "stray.v1"}
 		},
 		denials: []string{"InstallPlanIncludesBlockedOperator"},
-	}})
+	}}
 }
 
 // The decision's own rules: modes, input version.
-func TestScenariosDecision(t *testing.T) {
-	run(t, []scenario{{
+func TestScenariosDecision(t *testing.T) { run(t, decisionScenarios()) }
+
+func decisionScenarios() []scenario {
+	return []scenario{{
 		name:       "in Audit mode an allowed upgrade is reported as never approved",
 		mutate:     func(w *world) { w.gate.Spec.Mode = tollgatev1alpha1.ModeAudit },
 		conditions: map[string]string{"UpgradeBlocked": "False/UpgradeAllowed"},
@@ -652,7 +664,7 @@ func TestScenariosDecision(t *testing.T) {
 		check: func(t *testing.T, r *engine.Result) {
 			assert.Equal(t, "CatalogSourceUnhealthy", r.Decision.BlockedBy())
 		},
-	}})
+	}}
 }
 
 // conditionOf is the condition of type t among r's conditions and health, or nil.

@@ -16,10 +16,10 @@ func TestParse(t *testing.T) {
 	defer f.Close()
 	r, err := parse(f)
 	require.NoError(t, err)
-	assert.Equal(t, []float64{210000, 200000, 400000}, r[metric{"BenchmarkEvaluate", "ns/op"}])
-	assert.Equal(t, []float64{1.25, 1.3, 1.2}, r[metric{"BenchmarkEngineOverBareOPA", "engine/bare"}])
+	assert.Equal(t, []float64{210000, 200000, 400000}, r[metric{"BenchmarkEvaluate/bench", "ns/op"}])
+	assert.Equal(t, []float64{1.25, 1.3, 1.2}, r[metric{"BenchmarkEngineOverBareOPA/bench", "engine/bare"}])
 	assert.Equal(t, []float64{2.25}, r[metric{"BenchmarkCatalogFlip", "flip/bare"}])
-	v, ok := r.median(metric{"BenchmarkEvaluate", "ns/op"})
+	v, ok := r.median(metric{"BenchmarkEvaluate/bench", "ns/op"})
 	assert.True(t, ok)
 	assert.InDelta(t, 210000, v, 0)
 	_, ok = r.median(metric{"BenchmarkMissing", "ns/op"})
@@ -46,16 +46,21 @@ func TestTable(t *testing.T) {
 	require.NoError(t, err)
 	var out bytes.Buffer
 	require.NoError(t, write(&out, r, figures))
-	want := `| figure                                                                | value    | baseline (same run) | ratio | target      | meets |
-| --------------------------------------------------------------------- | -------- | ------------------- | ----- | ----------- | ----- |
-| Evaluate: one evaluation (ns/op)                                      | 210.0µs  | 150.0µs             | 1.40× | ≤ 300µs p50 | yes   |
-| Evaluate: engine over bare OPA, interleaved                           | 200.0µs  | 160.0µs             | 1.25× | —           | —     |
-| Evaluate: bare OPA, input given at prepare time                       | 100.0µs  | 150.0µs             | 0.67× | —           | —     |
-| Scale: gates (N Subscriptions)                                        | 200      | —                   | —     | —           | —     |
-| Scale: catalog flip reaches every gate                                | 900.00ms | 400.00ms            | 2.25× | ratio ≤ 1.5 | no    |
-| Scale: catalog flip vs bare writes on 16 workers (reference)          | 900.00ms | 300.00ms            | 3.00× | —           | —     |
-| Scale: manager start to every gate decided                            | 3.00s    | 400.00ms            | 7.50× | —           | —     |
-| Scale: heap in use once every gate is decided (manager + test client) | 45.5 MiB | —                   | —     | —           | —     |
+	want := `| figure                                                                                     | value    | baseline (same run) | ratio | target             | meets |
+| ------------------------------------------------------------------------------------------ | -------- | ------------------- | ----- | ------------------ | ----- |
+| Evaluate, benchmark input (10 operands, 5 catalogs): one decision (ns/op)                  | 210.0µs  | 150.0µs             | 1.40× | ≤ 300µs p50        | yes   |
+| Evaluate, benchmark input (10 operands, 5 catalogs): allocations per decision              | 1800     | 1400                | 1.29× | ≤ 1,546 (5× fewer) | no    |
+| Evaluate, benchmark input (10 operands, 5 catalogs): bytes allocated per decision          | 91234 B  | 70000 B             | 1.30× | —                  | —     |
+| Evaluate, benchmark input (10 operands, 5 catalogs): engine over bare OPA, interleaved     | 200.0µs  | 160.0µs             | 1.25× | —                  | —     |
+| Evaluate, benchmark input (10 operands, 5 catalogs): bare OPA, input given at prepare time | 100.0µs  | 150.0µs             | 0.67× | —                  | —     |
+| Evaluate, held by four denials: one decision (ns/op)                                       | 600.0µs  | 500.0µs             | 1.20× | —                  | —     |
+| Evaluate, held by four denials: allocations per decision                                   | 2500     | 2400                | 1.04× | —                  | —     |
+| Evaluate, held by four denials: bytes allocated per decision                               | 120000 B | 110000 B            | 1.09× | —                  | —     |
+| Scale: gates (N Subscriptions)                                                             | 200      | —                   | —     | —                  | —     |
+| Scale: catalog flip reaches every gate                                                     | 900.00ms | 400.00ms            | 2.25× | ratio ≤ 1.5        | no    |
+| Scale: catalog flip vs bare writes on 16 workers (reference)                               | 900.00ms | 300.00ms            | 3.00× | —                  | —     |
+| Scale: manager start to every gate decided                                                 | 3.00s    | 400.00ms            | 7.50× | —                  | —     |
+| Scale: heap in use once every gate is decided (manager + test client)                      | 45.5 MiB | —                   | —     | —                  | —     |
 
 Each figure is the median of its runs (runs per figure: 1, 3).
 `
@@ -63,7 +68,7 @@ Each figure is the median of its runs (runs per figure: 1, 3).
 }
 
 func TestMissingFiguresAreLeftOut(t *testing.T) {
-	r, err := parse(strings.NewReader("BenchmarkEvaluate-2  100  500000 ns/op\n"))
+	r, err := parse(strings.NewReader("BenchmarkEvaluate/bench-2  100  500000 ns/op\n"))
 	require.NoError(t, err)
 	var out bytes.Buffer
 	require.NoError(t, write(&out, r, figures))
