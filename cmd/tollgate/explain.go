@@ -1,20 +1,15 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/explain"
 	"github.com/tollgate-dev/tollgate/kubeconn"
@@ -103,14 +98,14 @@ func runExplain(ctx context.Context, stdout, stderr io.Writer, f explainFlags, n
 	}
 	keys := []types.NamespacedName{{Namespace: ns, Name: name}}
 	if f.all {
-		if keys, err = subscriptionsNamed(ctx, x.Decider.Reader, name); err != nil {
+		if keys, err = explain.SubscriptionsNamed(ctx, x.Decider.Reader, name); err != nil {
 			return err
 		}
 	}
 	for i, key := range keys {
 		report, err := x.Explain(ctx, key)
 		if errors.Is(err, explain.ErrNoSubscription) {
-			return elsewhere(ctx, x.Decider.Reader, key, err)
+			return explain.Elsewhere(ctx, x.Decider.Reader, key, err)
 		}
 		if err != nil {
 			return err
@@ -137,45 +132,6 @@ func (f *explainFlags) print(w io.Writer, report *explain.Report, i int) error {
 		Human: func(w io.Writer, _ printers.TableOptions) error { return report.WriteText(w) },
 		Names: func() []printers.Ref { return []printers.Ref{{GroupKind: subscriptionKind, Name: report.Name}} },
 	})
-}
-
-// subscriptionsNamed finds the Subscriptions called name in every namespace.
-func subscriptionsNamed(ctx context.Context, r client.Reader, name string) ([]types.NamespacedName, error) {
-	var subs v1alpha1.SubscriptionList
-	if err := r.List(ctx, &subs); err != nil {
-		return nil, fmt.Errorf("list subscriptions: %w", err)
-	}
-	var out []types.NamespacedName
-	for _, s := range subs.Items {
-		if s.Name == name {
-			out = append(out, client.ObjectKeyFromObject(&s))
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no Subscription %s in any namespace (list them with: kubectl get subscriptions -A)", name)
-	}
-	slices.SortFunc(out, func(a, b types.NamespacedName) int {
-		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
-	})
-	return out, nil
-}
-
-// elsewhere turns "not in this namespace" into where the Subscription is, when it is in
-// another: the usual slip is a missing or wrong -n.
-func elsewhere(ctx context.Context, r client.Reader, key types.NamespacedName, notFound error) error {
-	found, err := subscriptionsNamed(ctx, r, key.Name)
-	if err != nil {
-		return notFound
-	}
-	namespaces := make([]string, len(found))
-	for i, k := range found {
-		namespaces[i] = k.Namespace
-	}
-	where, hint := "namespace "+namespaces[0], "use -n "+namespaces[0]
-	if len(namespaces) > 1 {
-		where, hint = "namespaces "+strings.Join(namespaces, ", "), "use -n with one of them, or -A to explain each"
-	}
-	return fmt.Errorf("no Subscription %s in namespace %s; found in %s (%s)", key.Name, key.Namespace, where, hint)
 }
 
 // explainer reads from the snapshot when one is given, else from the live cluster, and

@@ -2,18 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/policysource"
 )
 
 type policyExportFlags struct {
@@ -59,42 +54,10 @@ func runPolicyExport(ctx context.Context, stdout io.Writer, f policyExportFlags,
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 && !f.force {
 		return fmt.Errorf("%s already holds files: give an empty or new folder, or --force to overwrite", dir)
 	}
-	eng, err := engine.New(ctx, engine.Options{})
-	if err != nil {
-		return fmt.Errorf("the embedded policies: %w", err)
-	}
-	n := 0
-	err = fs.WalkDir(policies.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".rego") {
-			return err
-		}
-		if strings.HasSuffix(p, "_test.rego") && !f.withTests {
-			return nil
-		}
-		b, err := fs.ReadFile(policies.FS, p)
-		if err != nil {
-			return err
-		}
-		n++
-		return writeFile(filepath.Join(dir, filepath.FromSlash(p)), b)
-	})
-	if err != nil {
-		return fmt.Errorf("export the policies: %w", err)
-	}
-	manifest, err := json.MarshalIndent(map[string]any{"revision": eng.Revision(), "roots": []string{"tollgate"}}, "", "  ")
+	n, revision, err := policysource.ExportEmbedded(ctx, dir, f.withTests)
 	if err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, ".manifest"), append(manifest, '\n')); err != nil {
-		return fmt.Errorf("export the policies: %w", err)
-	}
-	_, err = fmt.Fprintf(stdout, "wrote %d policy files and .manifest (revision %s) to %s\n", n, eng.Revision(), dir)
+	_, err = fmt.Fprintf(stdout, "wrote %d policy files and .manifest (revision %s) to %s\n", n, revision, dir)
 	return err
-}
-
-func writeFile(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { //nolint:gosec // the policies are public source, to read, commit and serve
-		return err
-	}
-	return os.WriteFile(path, b, 0o644) //nolint:gosec // the policies are public source, to read, commit and serve
 }

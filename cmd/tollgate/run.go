@@ -18,6 +18,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/input"
 	"github.com/tollgate-dev/tollgate/kubeconn"
+	"github.com/tollgate-dev/tollgate/memlimit"
 	"github.com/tollgate-dev/tollgate/policysource"
 )
 
@@ -108,8 +109,8 @@ func newRunCommand() *cobra.Command {
 				return err
 			}
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-			if soft := setMemoryLimit("/sys/fs/cgroup"); soft > 0 {
-				ctrl.Log.Info("Go memory limit set from the container's", "bytes", soft, "share", memoryShare)
+			if soft := memlimit.Set("/sys/fs/cgroup"); soft > 0 {
+				ctrl.Log.Info("Go memory limit set from the container's", "bytes", soft, "share", memlimit.Share)
 			}
 			cfg, err := cluster.RESTConfig()
 			if err != nil {

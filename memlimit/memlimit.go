@@ -1,4 +1,7 @@
-package main
+// Package memlimit gives the Go runtime a soft memory limit from the container's memory limit
+// (cgroup v2 or v1), so the collector works harder as the heap nears the limit instead of the
+// container being killed at it.
+package memlimit
 
 import (
 	"math"
@@ -9,15 +12,15 @@ import (
 	"strings"
 )
 
-// memoryShare is the part of the container's memory limit the Go runtime aims to stay under:
+// Share is the part of the container's memory limit the Go runtime aims to stay under:
 // the rest is for what it does not count (the binary's mapped pages, buffers of the kernel).
-const memoryShare = 0.9
+const Share = 0.9
 
-// setMemoryLimit gives the Go runtime a soft memory limit of memoryShare of the container's
+// Set gives the Go runtime a soft memory limit of Share of the container's
 // memory limit, read from the cgroup file system under root, so the collector works harder
 // as the heap nears the limit instead of the container being killed at it. GOMEMLIMIT, when
 // set, wins, as does no limit at all. It returns the limit set, 0 when none.
-func setMemoryLimit(root string) int64 {
+func Set(root string) int64 {
 	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
 		return 0
 	}
@@ -25,7 +28,7 @@ func setMemoryLimit(root string) int64 {
 	if limit <= 0 {
 		return 0
 	}
-	soft := int64(float64(limit) * memoryShare)
+	soft := int64(float64(limit) * Share)
 	debug.SetMemoryLimit(soft)
 	return soft
 }

@@ -1,4 +1,4 @@
-package main
+package memlimit
 
 import (
 	"os"
@@ -34,7 +34,7 @@ func TestTheGoMemoryLimitFollowsTheContainers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			unsetenv(t, "GOMEMLIMIT")
 			debug.SetMemoryLimit(before)
-			assert.Equal(t, tt.want, setMemoryLimit(write(t, tt.file, tt.content)))
+			assert.Equal(t, tt.want, Set(write(t, tt.file, tt.content)))
 			if tt.want > 0 {
 				assert.Equal(t, tt.want, debug.SetMemoryLimit(-1), "the runtime's limit")
 			}
@@ -42,10 +42,10 @@ func TestTheGoMemoryLimitFollowsTheContainers(t *testing.T) {
 	}
 	t.Run("GOMEMLIMIT wins", func(t *testing.T) {
 		t.Setenv("GOMEMLIMIT", "100MiB")
-		assert.Zero(t, setMemoryLimit(write(t, "memory.max", "268435456\n")))
+		assert.Zero(t, Set(write(t, "memory.max", "268435456\n")))
 	})
 	unsetenv(t, "GOMEMLIMIT")
-	assert.Zero(t, setMemoryLimit(t.TempDir()), "no cgroup file system")
+	assert.Zero(t, Set(t.TempDir()), "no cgroup file system")
 }
 
 // unsetenv unsets key for the test; t.Setenv restores it after.
