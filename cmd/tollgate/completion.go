@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"slices"
-
 	"github.com/spf13/cobra"
 )
 
@@ -34,12 +31,7 @@ from the PATH; that script hands its arguments to "kubectl-tollgate __complete".
   printf '#!/bin/sh\nexec kubectl-tollgate __complete "$@"\n' > ~/bin/kubectl_complete-tollgate
   chmod +x ~/bin/kubectl_complete-tollgate`,
 		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 || !slices.Contains([]string{"bash", "zsh", "fish", "powershell"}, args[0]) {
-				return fmt.Errorf("give one shell: bash, zsh, fish or powershell, e.g. %s completion bash", selfName())
-			}
-			return nil
-		},
+		Args:      wantArgs(false, "one shell: bash, zsh, fish or powershell", "completion bash", "bash", "zsh", "fish", "powershell"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, w := cmd.Root(), cmd.OutOrStdout()
 			switch args[0] {

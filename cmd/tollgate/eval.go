@@ -99,9 +99,7 @@ no cluster, so the policy ConfigMaps are not read: pass their modules with --pol
   # would a candidate policy have decided last week's upgrades the same way?
   tollgate eval --replay decisions.log --policy-dir candidate/`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runEval(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
-		},
+		RunE: runs(f.run),
 	}
 	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "YAML/JSON file or folder of cluster state (required unless --replay; repeatable)")
 	f.policy.bind(cmd)
@@ -113,10 +111,10 @@ no cluster, so the policy ConfigMaps are not read: pass their modules with --pol
 	return cmd
 }
 
-func runEval(ctx context.Context, stdout, stderr io.Writer, f evalFlags) error {
+func (f *evalFlags) run(ctx context.Context, stdout, stderr io.Writer, _ []string) error {
 	if f.replay != "" {
 		f.output.WithTables() // a replay prints one table: --no-headers needs no --only
-		return runReplay(ctx, stdout, f)
+		return runReplay(ctx, stdout, *f)
 	}
 	if len(f.snapshot) == 0 {
 		return errors.New(`required flag(s) "snapshot" not set (or --replay FILE)`)

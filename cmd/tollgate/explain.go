@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -64,15 +63,8 @@ turn, as 'kubectl describe -A' does (-o json prints one document per Subscriptio
 
   # from a snapshot, as JSON
   tollgate explain --snapshot state.yaml -n operators etcd -o json`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("give the name of one Subscription, e.g. %s explain -n operators etcd (kubectl get subscriptions -A lists them)", selfName())
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExplain(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, args[0])
-		},
+		Args:              wantArgs(false, "the name of one Subscription", "explain -n operators etcd (kubectl get subscriptions -A lists them)"),
+		RunE:              runs(f.run),
 		ValidArgsFunction: f.cluster.CompleteSubscriptions(&f.all),
 	}
 	f.cluster.AddFlags(cmd)
@@ -85,7 +77,8 @@ turn, as 'kubectl describe -A' does (-o json prints one document per Subscriptio
 	return cmd
 }
 
-func runExplain(ctx context.Context, stdout, stderr io.Writer, f explainFlags, name string) error {
+func (f *explainFlags) run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	name := args[0]
 	if err := f.output.Validate(); err != nil {
 		return err
 	}

@@ -4,11 +4,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -94,6 +97,29 @@ func nameSelf(root *cobra.Command, self string) {
 		}
 	}
 	walk(root)
+}
+
+// runs adapts what a command does once its flags are parsed to cobra: run gets the command's
+// context, standard output and error, and arguments.
+func runs(run func(ctx context.Context, stdout, stderr io.Writer, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		return run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args)
+	}
+}
+
+// wantArgs accepts one argument (many: one or more), one of choices when there are any, and
+// otherwise says what to give, with an example command line as the person runs the program.
+func wantArgs(many bool, what, example string, choices ...string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		ok := len(args) == 1 || many && len(args) > 1
+		if ok && len(choices) > 0 {
+			ok = slices.Contains(choices, args[0])
+		}
+		if !ok {
+			return fmt.Errorf("give %s, e.g. %s %s", what, selfName(), example)
+		}
+		return nil
+	}
 }
 
 // extraCommands are the other subcommands, each registered by its own file.

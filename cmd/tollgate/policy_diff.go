@@ -65,9 +65,7 @@ snapshot); 3 with --fail-on-block when the candidate would newly block any upgra
   # only the count of newly blocked upgrades
   tollgate policy diff --policy-dir policy/ -o jsonpath='{.summary.newlyBlocked}'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runPolicyDiff(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
-		},
+		RunE: runs(f.run),
 	}
 	f.cluster.AddFlags(cmd)
 	cmd.Flags().Lookup("namespace").Usage = "only the Subscriptions of this namespace (default: all namespaces)"
@@ -83,7 +81,7 @@ snapshot); 3 with --fail-on-block when the candidate would newly block any upgra
 	return cmd
 }
 
-func runPolicyDiff(ctx context.Context, stdout, stderr io.Writer, f policyDiffFlags) error {
+func (f *policyDiffFlags) run(ctx context.Context, stdout, stderr io.Writer, _ []string) error {
 	if err := f.output.Validate(); err != nil {
 		return err
 	}

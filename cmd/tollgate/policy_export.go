@@ -35,22 +35,16 @@ to your --policy-dir folder, keeping its path), or to test your own policies wit
 
   # with the embedded tests and their input builders (data.tollgate.fixtures_test)
   tollgate policy export --with-tests --force ./tollgate-policies`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("give the folder to write to, e.g. %s policy export ./tollgate-policies", selfName())
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPolicyExport(cmd.Context(), cmd.OutOrStdout(), f, args[0])
-		},
+		Args: wantArgs(false, "the folder to write to", "policy export ./tollgate-policies"),
+		RunE: runs(f.run),
 	}
 	cmd.Flags().BoolVar(&f.force, "force", false, "write into a folder that already holds files, overwriting those of the same name")
 	cmd.Flags().BoolVar(&f.withTests, "with-tests", false, "include the embedded *_test.rego files (tests, input builders and a fixture pack)")
 	return cmd
 }
 
-func runPolicyExport(ctx context.Context, stdout io.Writer, f policyExportFlags, dir string) error {
+func (f *policyExportFlags) run(ctx context.Context, stdout, _ io.Writer, args []string) error {
+	dir := args[0]
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 && !f.force {
 		return fmt.Errorf("%s already holds files: give an empty or new folder, or --force to overwrite", dir)
 	}

@@ -39,15 +39,10 @@ compile or no test is found.`,
 
   # only some tests, verbosely
   tollgate policy test site/ --run 'freeze' -v`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return fmt.Errorf("give at least one folder of .rego tests, e.g. %s policy test site/", selfName())
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPolicyTest(cmd.Context(), cmd.OutOrStdout(), o, args)
-		},
+		Args: wantArgs(true, "at least one folder of .rego tests", "policy test site/"),
+		RunE: runs(func(ctx context.Context, stdout, _ io.Writer, dirs []string) error {
+			return runPolicyTest(ctx, stdout, o, dirs)
+		}),
 	}
 	cmd.Flags().StringSliceVar(&o.Bundles, "bundle", nil, "OPA bundle loaded with the embedded policies: a directory, a .tar.gz file, or a URL (repeatable)")
 	cmd.Flags().BoolVar(&o.Coverage, "coverage", false, "print the coverage of each policy file (percent of lines) after the results")

@@ -51,9 +51,7 @@ out. Progress goes to stderr.
   # what a snapshot of the namespace would hold, one kind/name a line
   tollgate snapshot -n operators -o name`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runSnapshot(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
-		},
+		RunE: runs(f.run),
 	}
 	f.cluster.AddFlags(cmd)
 	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "snapshot every namespace")
@@ -63,7 +61,7 @@ out. Progress goes to stderr.
 	return cmd
 }
 
-func runSnapshot(ctx context.Context, stdout, stderr io.Writer, f snapshotFlags) error {
+func (f *snapshotFlags) run(ctx context.Context, stdout, stderr io.Writer, _ []string) error {
 	if err := f.output.Validate(); err != nil {
 		return err
 	}

@@ -58,9 +58,7 @@ snapshot' captures the gates and the policy ConfigMaps).`,
   # from a snapshot attached to a bug report
   tollgate status --snapshot state.yaml`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStatus(cmd.Context(), cmd.OutOrStdout(), f)
-		},
+		RunE: runs(f.run),
 	}
 	f.cluster.AddFlags(cmd)
 	cmd.Flags().Lookup("namespace").Usage = "only this namespace's gates and plans (default: all namespaces)"
@@ -73,7 +71,7 @@ snapshot' captures the gates and the policy ConfigMaps).`,
 	return cmd
 }
 
-func runStatus(ctx context.Context, stdout io.Writer, f statusFlags) error {
+func (f *statusFlags) run(ctx context.Context, stdout, _ io.Writer, _ []string) error {
 	if err := f.output.Validate(); err != nil {
 		return err
 	}
