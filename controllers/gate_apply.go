@@ -86,32 +86,31 @@ func (r *GateReconciler) holdAutomatic(ctx context.Context, sub *v1alpha1.Subscr
 	return []metav1.Condition{gatestatus.AutomaticApproval(sub, mode, true)}, nil
 }
 
-// reportDecision emits an Event on the gate and the Subscription when the status went from
-// old to next and that is news (news), saying what blocks the upgrade and where to look, and
-// on the pending plans when it holds them: the gate's Events are its history (kubectl
-// describe upgradegate).
+// reportDecision emits Events when the status went from old to next and that is news (news),
+// where a person reads them: a hold on the gate (its history, kubectl describe upgradegate),
+// the Subscription and the pending plans, saying what blocks the upgrade and where to look; a
+// release on the gate only. The Subscription and the plans hear nothing of a release: the
+// plan's approval is the news there, and the fewer writes the faster the next approvals.
 func (r *GateReconciler) reportDecision(gate *tollgatev1alpha1.UpgradeGate, old, next tollgatev1alpha1.UpgradeGateStatus, in *input.Document) {
 	if !news(old, next) {
 		return
 	}
 	sub := in.Subscription
-	eventType, reason := corev1.EventTypeNormal, EventUpgradeAllowed
-	msg := "Upgrade allowed by policy: no denial stands."
-	if approval.ApprovalOf(sub) == v1alpha1.ApprovalAutomatic {
-		msg += " (installPlanApproval is Automatic: OLM approves on its own.)"
+	if next.Decision.Allowed {
+		msg := "Upgrade allowed by policy: no denial stands."
+		if approval.ApprovalOf(sub) == v1alpha1.ApprovalAutomatic {
+			msg += " (installPlanApproval is Automatic: OLM approves on its own.)"
+		}
+		r.Recorder.Event(gate, corev1.EventTypeNormal, EventUpgradeAllowed, msg)
+		return
 	}
-	if !next.Decision.Allowed {
-		eventType, reason = corev1.EventTypeWarning, EventUpgradeBlocked
-		msg = fmt.Sprintf("Upgrade held: %s. Run `kubectl tollgate explain -n %s %s` for what would lift it.", firstStanding(next.Decision), sub.Namespace, sub.Name)
-	}
+	msg := fmt.Sprintf("Upgrade held: %s. Run `kubectl tollgate explain -n %s %s` for what would lift it.", firstStanding(next.Decision), sub.Namespace, sub.Name)
 	objs := []runtime.Object{gate, sub}
 	for i := range in.PendingInstallPlans {
-		if !next.Decision.Allowed { // a plan held says why; one allowed is about to be approved
-			objs = append(objs, &in.PendingInstallPlans[i])
-		}
+		objs = append(objs, &in.PendingInstallPlans[i])
 	}
 	for _, obj := range objs {
-		r.Recorder.Event(obj, eventType, reason, msg)
+		r.Recorder.Event(obj, corev1.EventTypeWarning, EventUpgradeBlocked, msg)
 	}
 }
 

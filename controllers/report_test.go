@@ -35,7 +35,7 @@ func TestADecisionIsReportedWhereAnUpgradeWaits(t *testing.T) {
 		{"an upgrade arrives held: gate, Subscription and plan", status("etcd.v1", false, "OperatorNotUpgradeable"), status("etcd.v2", false, "OperatorNotUpgradeable"), plan, 3},
 		{"an upgrade arrives allowed: no Event", status("etcd.v1", true, ""), status("etcd.v2", true, ""), plan, 0},
 		{"a waiting upgrade held by another code: gate and Subscription", status("etcd.v2", false, "A"), status("etcd.v2", false, "B"), nil, 2},
-		{"a waiting upgrade released: gate and Subscription, not the plan", status("etcd.v2", false, "A"), status("etcd.v2", true, ""), plan, 2},
+		{"a waiting upgrade released: the gate only", status("etcd.v2", false, "A"), status("etcd.v2", true, ""), plan, 1},
 		{"a first decision holding nothing: no Event", tollgatev1alpha1.UpgradeGateStatus{}, status("etcd.v2", true, ""), plan, 0},
 		{"a first decision holding an upgrade", tollgatev1alpha1.UpgradeGateStatus{}, status("etcd.v2", false, "A"), plan, 3},
 		{"the same outcome: no Event", status("etcd.v2", false, "A"), status("etcd.v2", false, "A"), plan, 0},
@@ -48,6 +48,9 @@ func TestADecisionIsReportedWhereAnUpgradeWaits(t *testing.T) {
 			gate := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd"}}
 			r.reportDecision(gate, tt.old, tt.next, &input.Document{Subscription: sub, PendingInstallPlans: tt.plans})
 			assert.Len(t, rec.Events, tt.want)
+			if tt.next.Decision.Allowed && tt.want > 0 {
+				assert.Contains(t, <-rec.Events, "Normal UpgradeAllowed Upgrade allowed by policy")
+			}
 		})
 	}
 }
