@@ -20,7 +20,7 @@ import (
 )
 
 // Evaluator decides with one policy set on what a reader reads (a snapshot, or a live cluster),
-// at one instant.
+// at one instant. Make one with New.
 type Evaluator struct {
 	// Decider is the manager's decision path: its reader, policies, input settings and clock.
 	Decider *approval.Decider

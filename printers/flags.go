@@ -101,15 +101,22 @@ var tableCounts = []string{"no", "one", "two", "three", "four", "five"}
 func (f *PrintFlags) checkTables(format string) error {
 	tables := format == "table" || format == "wide"
 	switch {
+	case f.only != "" && len(f.tableNames) < 2:
+		return fmt.Errorf("--only picks one of several tables, and %s prints one: leave --only out", f.commandName())
 	case f.only != "" && !slices.Contains(f.tableNames, f.only):
 		return fmt.Errorf("unknown --only %q: use one of %s", f.only, strings.Join(f.tableNames, ", "))
 	case f.only != "" && !tables:
 		return fmt.Errorf("--only picks a table of -o table or -o wide, not of -o %s", format)
 	case f.noHeaders && f.only == "" && tables && len(f.tableNames) > 1:
 		return fmt.Errorf("--no-headers prints rows only, and %s prints %s tables with different columns: pick one with --only %s",
-			strings.TrimPrefix(f.command.CommandPath(), f.command.Root().Name()+" "), tableCounts[min(len(f.tableNames), len(tableCounts)-1)], strings.Join(f.tableNames, "|"))
+			f.commandName(), tableCounts[min(len(f.tableNames), len(tableCounts)-1)], strings.Join(f.tableNames, "|"))
 	}
 	return nil
+}
+
+// commandName is the command as a person types it after the program's name ("policy diff").
+func (f *PrintFlags) commandName() string {
+	return strings.TrimPrefix(f.command.CommandPath(), f.command.Root().Name()+" ")
 }
 
 // template says whether format is one of cli-runtime's template formats.

@@ -110,6 +110,12 @@ func TestPrintFlagsWithoutTables(t *testing.T) {
 	}}))
 	assert.Equal(t, "text", out.String())
 
+	// A command whose output turns out to be one table (eval --replay) drops its table names.
+	f = printers.NewPrintFlags("table", "wide", "json").WithTables("first", "second")
+	command(t, f, "--only", "first")
+	f.WithTables()
+	assert.EqualError(t, f.Validate(), "--only picks one of several tables, and report prints one: leave --only out")
+
 	f = printers.NewPrintFlags("text", "json")
 	command(t, f, "-o", "name")
 	require.Error(t, f.Validate(), "name is not one of this command's formats")
