@@ -79,7 +79,7 @@ func TestAnOperandKindTollgateMayNotReadShowsTheRuleToAdd(t *testing.T) {
 	redis.Gate("health known", func(g *tollgatev1alpha1.UpgradeGate) bool {
 		return meta.IsStatusConditionTrue(g.Status.Health, "Available")
 	})
-	assert.Equal(t, 0.0, gauge(t, "tollgate_unreadable_operand_kinds", labels))
+	assert.Equal(t, -1.0, gauge(t, "tollgate_unreadable_operand_kinds", labels), "no series once every kind is readable")
 }
 
 // gauge is the value of the manager's gauge name with exactly the labels want; -1 when it has
