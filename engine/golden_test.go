@@ -380,7 +380,7 @@ func regoCases(t *testing.T) []goldenCase {
 		return err
 	})
 	require.NoError(t, err)
-	ch, err := tester.NewRunner().EnableTracing(true).CapturePrintOutput(false).SetParallel(1).Run(context.Background(), modules)
+	ch, err := tester.NewRunner().EnableTracing(true).CapturePrintOutput(false).SetParallel(1).SetModules(modules).RunTests(context.Background(), nil)
 	require.NoError(t, err)
 	// Each test's distinct inputs, in the order its trace meets them; the tests in name order,
 	// so that an input several tests share is named after the first.
