@@ -122,7 +122,7 @@ func (f *policyDiffFlags) run(ctx context.Context, stdout, stderr io.Writer, _ [
 	return nil
 }
 
-// printable is the report in every output format: -o name lists the Subscriptions whose
+// diffPrintable is the report in every output format: -o name lists the Subscriptions whose
 // decision changes.
 func diffPrintable(r *impact.Report) printers.Printable {
 	return printers.Printable{
