@@ -221,3 +221,15 @@ func decode(t *testing.T, line []byte) map[string]any {
 	require.NoError(t, json.Unmarshal(line, &ev))
 	return ev
 }
+
+func TestReadFileReadsTheLogAtAPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "decisions.log")
+	var buf bytes.Buffer
+	newLogger(decisionlog.NewWriterSink(&buf), false).Decision(heldDecision())
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o600))
+	logged, err := decisionlog.ReadFile(path)
+	require.NoError(t, err)
+	assert.Len(t, logged, 1)
+	_, err = decisionlog.ReadFile(filepath.Join(t.TempDir(), "missing.log"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}

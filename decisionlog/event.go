@@ -117,6 +117,19 @@ type Logged struct {
 // MaxLine bounds one event's line when reading a log back.
 const MaxLine = 64 << 20
 
+// ReadFile reads the decision log at path, as Read; "-" is standard input.
+func ReadFile(path string) ([]Logged, error) {
+	if path == "-" {
+		return Read(os.Stdin)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	return Read(f)
+}
+
 // Read reads a decision log: one JSON event per line (blank lines are skipped). Numbers in
 // the input stay exact (json.Number). A line that is no event, or that is longer than
 // MaxLine, is an error naming it.

@@ -15,6 +15,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/evaluation"
 	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/printers"
 	"github.com/tollgate-dev/tollgate/snapshot"
 )
 
@@ -126,4 +127,17 @@ func TestEnsureGatesAddsTheGateTheManagerCreates(t *testing.T) {
 	require.NoError(t, snap.List(ctx, &gates))
 	require.Len(t, gates.Items, 1)
 	assert.Equal(t, "team-a/etcd", gates.Items[0].Namespace+"/"+gates.Items[0].Name)
+}
+
+func TestPrintableNamesTheSubscriptions(t *testing.T) {
+	e, _ := evaluator(t, "held.yaml")
+	r, err := e.Report(context.Background())
+	require.NoError(t, err)
+	p := r.Printable("kubectl tollgate")
+	var names, table bytes.Buffer
+	require.NoError(t, printers.WriteNames(&names, p.Names()))
+	assert.Equal(t, "subscription.operators.coreos.com/etcd\n", names.String())
+	require.NoError(t, p.Human(&table, printers.TableOptions{}))
+	assert.Contains(t, table.String(), "kubectl tollgate explain", "the table suggests commands as the reader runs them")
+	assert.Same(t, r, p.Doc)
 }

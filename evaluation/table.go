@@ -5,8 +5,19 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/printers"
 )
+
+// Printable is the report in every output format: -o name lists the Subscriptions. self is
+// how the reader runs tollgate, for the commands the table suggests.
+func (r *Report) Printable(self string) printers.Printable {
+	return printers.Printable{
+		Doc:   r,
+		Human: func(w io.Writer, o printers.TableOptions) error { return r.WriteTable(w, o, self) },
+		Names: printers.Refs(v1alpha1.SubscriptionGroupKind, r.Subscriptions, func(s Subscription) string { return s.Name }),
+	}
+}
 
 // WriteTable prints the report for a person: one line per Subscription, InstallPlan
 // and CatalogSource, and the denials under their Subscription. Text from the snapshot and

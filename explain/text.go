@@ -6,9 +6,19 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/printers"
 )
+
+// Printable is the report in every output format: -o name names its Subscription.
+func (r *Report) Printable() printers.Printable {
+	return printers.Printable{
+		Doc:   r,
+		Human: func(w io.Writer, _ printers.TableOptions) error { return r.WriteText(w) },
+		Names: printers.Refs(v1alpha1.SubscriptionGroupKind, []*Report{r}, func(r *Report) string { return r.Name }),
+	}
+}
 
 // WriteText prints the report for a person.
 func (r *Report) WriteText(w io.Writer) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/printers"
 )
 
 // hostileText is text operators, policies and admins write, as it would attack a terminal.
@@ -73,4 +74,15 @@ func TestWriteTextEscapesEverythingItDidNotWrite(t *testing.T) {
 func unsafeForTerminal(r rune) bool {
 	return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0x061c || r == 0x200e || r == 0x200f ||
 		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x2028 || r == 0x2029
+}
+
+func TestPrintableIsTheTextAndNamesTheSubscription(t *testing.T) {
+	rep := &Report{Namespace: "operators", Name: "etcd", State: "UpgradePending"}
+	p := rep.Printable()
+	var names, text, direct bytes.Buffer
+	require.NoError(t, printers.WriteNames(&names, p.Names()))
+	assert.Equal(t, "subscription.operators.coreos.com/etcd\n", names.String())
+	require.NoError(t, p.Human(&text, printers.TableOptions{}))
+	require.NoError(t, rep.WriteText(&direct))
+	assert.Equal(t, direct.String(), text.String())
 }

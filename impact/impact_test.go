@@ -112,3 +112,12 @@ func TestVerdictString(t *testing.T) {
 	assert.Equal(t, "denied", impact.Verdict{}.String())
 	assert.Equal(t, "held: A, B", impact.Verdict{Codes: []string{"A", "B"}}.String())
 }
+
+func TestPrintableNamesTheChangedSubscriptions(t *testing.T) {
+	inForce, candidate := evaluators(t)
+	r, err := impact.Compare(context.Background(), inForce, candidate, "the snapshot")
+	require.NoError(t, err)
+	var names bytes.Buffer
+	require.NoError(t, printers.WriteNames(&names, r.Printable().Names()))
+	assert.Equal(t, "subscription.operators.coreos.com/etcd\n", names.String())
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/printers"
 )
@@ -20,6 +21,12 @@ var groups = []struct {
 	{"newly-blocked", "NEWLY BLOCKED", func(c Change) bool { return c.Before.Allowed && !c.After.Allowed }},
 	{"newly-allowed", "NEWLY ALLOWED", func(c Change) bool { return !c.Before.Allowed && c.After.Allowed }},
 	{"codes-changed", "CODES CHANGED", func(c Change) bool { return c.Before.Allowed == c.After.Allowed }},
+}
+
+// Printable is the report in every output format: -o name lists the Subscriptions whose
+// decision changes.
+func (r *Report) Printable() printers.Printable {
+	return printers.Printable{Doc: r, Human: r.WriteTable, Names: printers.Refs(v1alpha1.SubscriptionGroupKind, r.Changes, func(c Change) string { return c.Name })}
 }
 
 // WriteTable prints the diff for a person, grouped by kind of change. -o wide adds the

@@ -105,6 +105,17 @@ func (f Sources) Base(ctx context.Context) (engine.Options, []engine.Module, err
 	return base, local, nil
 }
 
+// Offline compiles the policy set of a command without a cluster: the embedded policies with
+// Bundles and Dir; the policy ConfigMaps are not read.
+func (f Sources) Offline(ctx context.Context) (*engine.Engine, error) {
+	base, local, err := f.Base(ctx)
+	if err != nil {
+		return nil, err
+	}
+	base.Modules = append(slices.Clone(base.Modules), local...)
+	return Compile(ctx, base)
+}
+
 // Compile builds the engine and says which file to fix when it does not compile.
 func Compile(ctx context.Context, opts engine.Options) (*engine.Engine, error) {
 	e, err := engine.New(ctx, opts)

@@ -126,3 +126,20 @@ func TestCandidateNamesTheFileAndKeyToFix(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), filepath.Join(dir, "site.rego")+":")
 }
+
+func TestOfflineIsTheEmbeddedPoliciesWithTheLocalFolder(t *testing.T) {
+	ctx := context.Background()
+	e, err := policyset.Sources{Namespace: ns}.Offline(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, embeddedRevision(t), e.Revision(), "no ConfigMap is read")
+
+	dir := t.TempDir()
+	write(t, dir, "site/site.rego", "package tollgate.packs.site\n\ndeny contains {\"code\": \"Site\", \"message\": \"held\"} if false\n")
+	e, err = policyset.Sources{Dir: dir, Namespace: ns}.Offline(ctx)
+	require.NoError(t, err)
+	assert.NotEqual(t, embeddedRevision(t), e.Revision(), "the folder's module is in the set")
+
+	write(t, dir, "broken.rego", "package tollgate.packs.broken\n\ndeny contains x if {\n")
+	_, err = policyset.Sources{Dir: dir}.Offline(ctx)
+	assert.ErrorContains(t, err, "broken.rego")
+}

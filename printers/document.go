@@ -50,6 +50,17 @@ type Ref struct {
 	Name string
 }
 
+// Refs lists items as objects of kind gk, each named by name, for Printable.Names.
+func Refs[T any](gk schema.GroupKind, items []T, name func(T) string) func() []Ref {
+	return func() []Ref {
+		refs := make([]Ref, len(items))
+		for i, item := range items {
+			refs[i] = Ref{GroupKind: gk, Name: name(item)}
+		}
+		return refs
+	}
+}
+
 // WriteNames writes one kind.group/name line per ref, as kubectl's -o name
 // (subscription.operators.coreos.com/etcd).
 func WriteNames(w io.Writer, refs []Ref) error {

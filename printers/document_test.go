@@ -121,3 +121,10 @@ func TestTableOptionsOnlyPicksOneTable(t *testing.T) {
 	assert.False(t, plans.Shows("catalogs"))
 	assert.False(t, plans.Whole(), "one table picked: no heading or summary about the whole report")
 }
+
+func TestRefsNameEveryItem(t *testing.T) {
+	gk := schema.GroupKind{Group: "operators.coreos.com", Kind: "Subscription"}
+	refs := printers.Refs(gk, []string{"etcd", "prometheus"}, func(s string) string { return s })()
+	assert.Equal(t, []printers.Ref{{GroupKind: gk, Name: "etcd"}, {GroupKind: gk, Name: "prometheus"}}, refs)
+	assert.Empty(t, printers.Refs(gk, []string(nil), func(s string) string { return s })())
+}

@@ -6,11 +6,18 @@ import (
 	"strings"
 	"time"
 
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/printers"
 )
 
 // Tables are the tables of the report's table, as TableOptions.Only names them.
 var Tables = []string{"codes", "holds", "plans", "policy"}
+
+// Printable is the report in every output format: -o name lists the longest-held gates.
+func (rep *Report) Printable() printers.Printable {
+	gate := tollgatev1alpha1.GroupVersion.WithKind("UpgradeGate").GroupKind()
+	return printers.Printable{Doc: rep, Human: rep.WriteTable, Names: printers.Refs(gate, rep.HeldLongest, func(h HeldGate) string { return h.Name })}
+}
 
 // WriteTable prints the report for a person. -o wide adds the policy revision
 // of each long hold; o.Only picks one table.

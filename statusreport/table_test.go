@@ -74,3 +74,10 @@ func TestWriteTableOfOneTable(t *testing.T) {
 	}
 	assert.Equal(t, []string{"codes", "holds", "plans", "policy"}, statusreport.Tables)
 }
+
+func TestPrintableNamesTheLongestHeldGates(t *testing.T) {
+	rep := tableReport()
+	var names bytes.Buffer
+	require.NoError(t, printers.WriteNames(&names, rep.Printable().Names()))
+	assert.Equal(t, "upgradegate.tollgate.dev/etcd\n", names.String())
+}

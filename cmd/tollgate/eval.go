@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/evaluation"
 	"github.com/tollgate-dev/tollgate/explain"
 	"github.com/tollgate-dev/tollgate/printers"
@@ -20,21 +18,6 @@ func init() { extraCommands = append(extraCommands, newEvalCommand) }
 
 // exitDenied is the exit code of `eval --fail-on-deny` when a Subscription is denied.
 const exitDenied = 3
-
-// evalPrintable is the report in every output format: -o name lists the Subscriptions.
-func evalPrintable(r *evaluation.Report) printers.Printable {
-	return printers.Printable{
-		Doc:   r,
-		Human: func(w io.Writer, o printers.TableOptions) error { return r.WriteTable(w, o, selfName()) },
-		Names: func() []printers.Ref {
-			refs := make([]printers.Ref, len(r.Subscriptions))
-			for i, s := range r.Subscriptions {
-				refs[i] = printers.Ref{GroupKind: subscriptionKind, Name: s.Name}
-			}
-			return refs
-		},
-	}
-}
 
 type evalFlags struct {
 	snapshot   []string
@@ -130,7 +113,7 @@ func (f *evalFlags) run(ctx context.Context, stdout, stderr io.Writer, _ []strin
 	if err != nil {
 		return err
 	}
-	if err := f.output.Print(stdout, evalPrintable(report)); err != nil {
+	if err := f.output.Print(stdout, report.Printable(selfName())); err != nil {
 		return err
 	}
 	if f.failOnDeny && report.Denied() {
@@ -156,7 +139,7 @@ func openOffline(ctx context.Context, paths []string, pf policyFlags, df decisio
 	if err != nil {
 		return nil, err
 	}
-	snap, err := loadSnapshot(ctx, paths, true)
+	snap, err := snapshot.LoadDecidable(ctx, paths, true)
 	if err != nil {
 		return nil, err
 	}
@@ -168,36 +151,4 @@ func openOffline(ctx context.Context, paths []string, pf policyFlags, df decisio
 		return nil, err
 	}
 	return &offline{Evaluator: evaluation.New(snap, eng, cfg, now, warn), policy: view}, nil
-}
-
-// loadSnapshot reads the snapshot whole or not at all: a document that cannot be read as what
-// it claims is an error, never skipped, since a skipped OperatorCondition would let an upgrade
-// through that the cluster holds. A snapshot without a Subscription decides nothing: it is an
-// error, unless catalogsSuffice and it holds CatalogSources (eval lints them).
-func loadSnapshot(ctx context.Context, paths []string, catalogsSuffice bool) (*snapshot.Snapshot, error) {
-	snap, err := snapshot.Load(paths...)
-	if le := (*snapshot.LoadError)(nil); errors.As(err, &le) {
-		return nil, fmt.Errorf("the snapshot cannot be read whole, and Tollgate decides nothing on part of it; fix these documents:\n%w", err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w (check the --snapshot path)", err)
-	}
-	var subs v1alpha1.SubscriptionList
-	if err := snap.List(ctx, &subs); err != nil {
-		return nil, fmt.Errorf("list subscriptions in the snapshot: %w", err)
-	}
-	if len(subs.Items) > 0 {
-		return snap, nil
-	}
-	if !catalogsSuffice {
-		return nil, fmt.Errorf("no Subscription (operators.coreos.com/v1alpha1) in %s: nothing to decide (is it the right snapshot?)", strings.Join(paths, ", "))
-	}
-	var catalogs v1alpha1.CatalogSourceList
-	if err := snap.List(ctx, &catalogs); err != nil {
-		return nil, fmt.Errorf("list catalog sources in the snapshot: %w", err)
-	}
-	if len(catalogs.Items) == 0 {
-		return nil, fmt.Errorf("no Subscription nor CatalogSource (operators.coreos.com/v1alpha1) in %s: nothing to decide or check (is it the right snapshot?)", strings.Join(paths, ", "))
-	}
-	return snap, nil
 }

@@ -120,11 +120,7 @@ func (f *explainFlags) print(w io.Writer, report *explain.Report, i int) error {
 			return err
 		}
 	}
-	return f.output.Print(w, printers.Printable{
-		Doc:   report,
-		Human: func(w io.Writer, _ printers.TableOptions) error { return report.WriteText(w) },
-		Names: func() []printers.Ref { return []printers.Ref{{GroupKind: subscriptionKind, Name: report.Name}} },
-	})
+	return f.output.Print(w, report.Printable())
 }
 
 // explainer reads from the snapshot when one is given, else from the live cluster, and

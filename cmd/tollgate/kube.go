@@ -18,7 +18,7 @@ func clusterReader(ctx context.Context, f *kubeconn.Flags, paths []string, prepa
 		scope = "namespace " + ns
 	}
 	if len(paths) > 0 {
-		snap, err := loadSnapshot(ctx, paths, false)
+		snap, err := snapshot.LoadDecidable(ctx, paths, false)
 		if err != nil {
 			return nil, "", err
 		}

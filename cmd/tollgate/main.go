@@ -9,15 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/tollgate-dev/tollgate/kubeconn"
+	"github.com/tollgate-dev/tollgate/kubeplugin"
 	"github.com/tollgate-dev/tollgate/version"
 )
 
@@ -42,62 +38,13 @@ its catalog is sound, and the cluster admins' own rules hold.`,
 	for _, add := range extraCommands {
 		root.AddCommand(add())
 	}
-	nameSelf(root, selfName())
-	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}",
-		`{{flagUsages .LocalFlags false | trimTrailingWhitespaces}}{{if flagUsages .LocalFlags true}}
-
-Cluster Flags (kubectl's):
-{{flagUsages .LocalFlags true | trimTrailingWhitespaces}}{{end}}`, 1))
+	kubeplugin.Rename(root, selfName())
+	kubeplugin.GroupClusterFlags(root)
 	return root
 }
 
-func init() {
-	cobra.AddTemplateFunc("flagUsages", flagUsages)
-}
-
-// flagUsages is the help of the flags of fs that are kubectl's cluster flags (cluster), or of
-// the others.
-func flagUsages(fs *pflag.FlagSet, cluster bool) string {
-	some := pflag.NewFlagSet("", pflag.ContinueOnError)
-	fs.VisitAll(func(f *pflag.Flag) {
-		if _, ok := f.Annotations[kubeconn.ClusterFlagAnnotation]; ok == cluster {
-			some.AddFlag(f)
-		}
-	})
-	return some.FlagUsages()
-}
-
-// selfName is how a person runs this program: "kubectl tollgate" when it is installed as a
-// kubectl plugin (kubectl-tollgate, or kubectl_complete-tollgate's call of it), else "tollgate".
-func selfName() string {
-	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
-		return "kubectl tollgate"
-	}
-	return "tollgate"
-}
-
-// selfMention is "tollgate " where a help text shows a command line.
-var selfMention = regexp.MustCompile(`(^|[\s'"(])tollgate `)
-
-// nameSelf writes the usage lines, examples and help texts of root and its subcommands with
-// self, the way the person runs this program: commands write "tollgate ...", and as a kubectl
-// plugin they read "kubectl tollgate ...". Use stays one word, since cobra takes a command's
-// name from the first word of Use; the usage lines take the display name instead.
-func nameSelf(root *cobra.Command, self string) {
-	if self == root.Name() {
-		return
-	}
-	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: self}
-	var walk func(*cobra.Command)
-	walk = func(c *cobra.Command) {
-		c.Example = selfMention.ReplaceAllString(c.Example, "${1}"+self+" ")
-		c.Long = selfMention.ReplaceAllString(c.Long, "${1}"+self+" ")
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(root)
-}
+// selfName is how a person runs this program: "kubectl tollgate" as a kubectl plugin.
+func selfName() string { return kubeplugin.Name(os.Args[0], "tollgate") }
 
 // runs adapts what a command does once its flags are parsed to cobra: run gets the command's
 // context, standard output and error, and arguments.

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/input"
 )
@@ -20,14 +19,6 @@ func parseNow(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("invalid --now %q: use an RFC 3339 time such as 2026-11-20T12:00:00Z", s)
 	}
 	return t.UTC(), nil
-}
-
-func parseMode(s string) (tollgatev1alpha1.Mode, error) {
-	m := tollgatev1alpha1.Mode(s)
-	if m != tollgatev1alpha1.ModeEnforce && m != tollgatev1alpha1.ModeAudit {
-		return "", fmt.Errorf("invalid --default-mode %q: use Enforce or Audit", s)
-	}
-	return m, nil
 }
 
 // decisionFlags are the manager's settings that change a decision, for the commands that
@@ -50,15 +41,9 @@ func (f *decisionFlags) parse() (time.Time, input.Config, error) {
 	if err != nil {
 		return time.Time{}, input.Config{}, err
 	}
-	mode, err := parseMode(f.defaultMode)
+	mode, err := tollgatev1alpha1.ParseMode(f.defaultMode)
 	if err != nil {
-		return time.Time{}, input.Config{}, err
+		return time.Time{}, input.Config{}, fmt.Errorf("invalid --default-mode %w", err)
 	}
 	return now, input.Config{GlobalCatalogNamespace: f.globalNS, DefaultMode: mode}, nil
 }
-
-// The kinds -o name names.
-var (
-	subscriptionKind = v1alpha1.GroupVersion.WithKind("Subscription").GroupKind()
-	upgradeGateKind  = tollgatev1alpha1.GroupVersion.WithKind("UpgradeGate").GroupKind()
-)

@@ -113,27 +113,11 @@ func (f *policyDiffFlags) run(ctx context.Context, stdout, stderr io.Writer, _ [
 	if err != nil {
 		return err
 	}
-	if err := f.output.Print(stdout, diffPrintable(report)); err != nil {
+	if err := f.output.Print(stdout, report.Printable()); err != nil {
 		return err
 	}
 	if f.failOnBlock && report.Summary.NewlyBlocked > 0 {
 		return &exitError{code: exitNewlyBlocked, err: fmt.Errorf("the candidate would newly block %d upgrade(s) (--fail-on-block)", report.Summary.NewlyBlocked)}
 	}
 	return nil
-}
-
-// diffPrintable is the report in every output format: -o name lists the Subscriptions whose
-// decision changes.
-func diffPrintable(r *impact.Report) printers.Printable {
-	return printers.Printable{
-		Doc:   r,
-		Human: r.WriteTable,
-		Names: func() []printers.Ref {
-			refs := make([]printers.Ref, len(r.Changes))
-			for i, c := range r.Changes {
-				refs[i] = printers.Ref{GroupKind: subscriptionKind, Name: c.Name}
-			}
-			return refs
-		},
-	}
 }

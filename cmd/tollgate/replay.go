@@ -5,14 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"slices"
 	"strings"
 
 	"github.com/tollgate-dev/tollgate/decisionlog"
 	"github.com/tollgate-dev/tollgate/decisionlog/replay"
-	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/policyset"
 	"github.com/tollgate-dev/tollgate/printers"
 )
 
@@ -27,11 +23,12 @@ func runReplay(ctx context.Context, stdout io.Writer, f evalFlags) error {
 	if len(f.snapshot) > 0 {
 		return errors.New("--replay re-evaluates logged inputs: it takes no --snapshot")
 	}
-	logged, err := readDecisionLog(f.replay)
+	logged, err := decisionlog.ReadFile(f.replay)
 	if err != nil {
-		return err
+		return fmt.Errorf("--replay %s: %w", f.replay, err)
 	}
-	eng, err := replayEngine(ctx, f.policy)
+	// No cluster: the embedded policies with --bundle and --policy-dir, no ConfigMaps.
+	eng, err := f.policy.sources().Offline(ctx)
 	if err != nil {
 		return err
 	}
@@ -43,33 +40,4 @@ func runReplay(ctx context.Context, stdout io.Writer, f evalFlags) error {
 		return &exitError{code: exitDenied, err: errors.New(strings.Join(differences, "; "))}
 	}
 	return nil
-}
-
-// readDecisionLog reads the log --replay names; "-" is standard input.
-func readDecisionLog(path string) ([]decisionlog.Logged, error) {
-	var r io.Reader = os.Stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("--replay: %w", err)
-		}
-		defer func() { _ = f.Close() }()
-		r = f
-	}
-	logged, err := decisionlog.Read(r)
-	if err != nil {
-		return nil, fmt.Errorf("--replay %s: %w", path, err)
-	}
-	return logged, nil
-}
-
-// replayEngine is the embedded policies with --bundle and --policy-dir: without a cluster,
-// the policy ConfigMaps are not read.
-func replayEngine(ctx context.Context, pf policyFlags) (*engine.Engine, error) {
-	base, local, err := pf.sources().Base(ctx)
-	if err != nil {
-		return nil, err
-	}
-	base.Modules = append(slices.Clone(base.Modules), local...)
-	return policyset.Compile(ctx, base)
 }

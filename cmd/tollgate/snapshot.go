@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tollgate-dev/tollgate/input"
 	"github.com/tollgate-dev/tollgate/kubeconn"
@@ -83,26 +82,5 @@ func (f *snapshotFlags) run(ctx context.Context, stdout, stderr io.Writer, _ []s
 		return err
 	}
 	header := fmt.Sprintf("tollgate snapshot of %s, taken %s", where, time.Now().UTC().Format(time.RFC3339))
-	return f.output.Print(stdout, snapshotPrintable(objs, header))
-}
-
-// snapshotPrintable is the snapshot in every output format: yaml (multi-document) and json
-// (a List) as eval reads them; jsonpath and go-template over the List; name lists every object.
-func snapshotPrintable(objs []map[string]any, header string) printers.Printable {
-	items := make([]any, len(objs))
-	for i := range objs {
-		items[i] = objs[i]
-	}
-	return printers.Printable{
-		Doc:    map[string]any{"apiVersion": "v1", "kind": "List", "items": items},
-		Encode: func(w io.Writer, format string) error { return snapshot.Write(w, format, objs, header) },
-		Names: func() []printers.Ref {
-			refs := make([]printers.Ref, len(objs))
-			for i, o := range objs {
-				u := unstructured.Unstructured{Object: o}
-				refs[i] = printers.Ref{GroupKind: u.GroupVersionKind().GroupKind(), Name: u.GetName()}
-			}
-			return refs
-		},
-	}
+	return f.output.Print(stdout, snapshot.Printable(objs, header))
 }

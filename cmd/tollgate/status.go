@@ -95,20 +95,5 @@ func (f *statusFlags) run(ctx context.Context, stdout, _ io.Writer, _ []string) 
 	if err != nil {
 		return err
 	}
-	return f.output.Print(stdout, statusPrintable(rep))
-}
-
-// statusPrintable is the report in every output format: -o name lists the longest-held gates.
-func statusPrintable(rep *statusreport.Report) printers.Printable {
-	return printers.Printable{
-		Doc:   rep,
-		Human: rep.WriteTable,
-		Names: func() []printers.Ref {
-			refs := make([]printers.Ref, len(rep.HeldLongest))
-			for i, h := range rep.HeldLongest {
-				refs[i] = printers.Ref{GroupKind: upgradeGateKind, Name: h.Name}
-			}
-			return refs
-		},
-	}
+	return f.output.Print(stdout, rep.Printable())
 }

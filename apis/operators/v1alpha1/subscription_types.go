@@ -70,6 +70,9 @@ type SubscriptionStatus struct {
 // SubscriptionKind is the kind of a Subscription, as InstallPlan steps name it.
 const SubscriptionKind = "Subscription"
 
+// SubscriptionGroupKind is the group and kind of a Subscription.
+var SubscriptionGroupKind = GroupVersion.WithKind(SubscriptionKind).GroupKind()
+
 // Subscription keeps an operator installed and up to date from a catalog channel.
 //
 // +kubebuilder:object:root=true

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -19,6 +21,14 @@ const (
 	// otherwise (--default-mode).
 	DefaultMode = ModeEnforce
 )
+
+// ParseMode returns the mode s names, or an error saying which modes there are.
+func ParseMode(s string) (Mode, error) {
+	if m := Mode(s); m == ModeEnforce || m == ModeAudit {
+		return m, nil
+	}
+	return "", fmt.Errorf("%q: use Enforce or Audit", s)
+}
 
 // Override waives one denial code for this Subscription.
 type Override struct {

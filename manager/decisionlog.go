@@ -1,4 +1,4 @@
-package main
+package manager
 
 import (
 	"net/url"
@@ -10,7 +10,7 @@ import (
 	"github.com/tollgate-dev/tollgate/decisionlog"
 )
 
-// decisionLogFlags are the decision log settings of `tollgate run`.
+// decisionLogFlags are the decision log settings.
 type decisionLogFlags struct {
 	target         string
 	input          bool
@@ -18,7 +18,7 @@ type decisionLogFlags struct {
 	bufferEvents   int
 }
 
-func (f *decisionLogFlags) bind(fs *pflag.FlagSet) {
+func (f *decisionLogFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.target, "decision-log", "", "log every changed decision and every InstallPlan approval as one JSON line in OPA's decision log format: stdout, a file (appended to), or an http(s) URL to POST gzip-compressed batches to as OPA's decision log plugin does (a URL without a path posts to /logs)")
 	fs.BoolVar(&f.input, "decision-log-input", true, "include each decision's input document in the decision log; false logs only its digest (input_digest), and 'eval --replay' cannot replay those events")
 	fs.DurationVar(&f.uploadInterval, "decision-log-upload-interval", decisionlog.DefaultUploadInterval, "how often an http(s) --decision-log uploads pending events (at once when a batch is full)")
