@@ -4,18 +4,15 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"flag"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -32,15 +29,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/input"
+	tollgatemanager "github.com/tollgate-dev/tollgate/manager"
 	"github.com/tollgate-dev/tollgate/policysource"
 	"github.com/tollgate-dev/tollgate/test/controlplane"
 	"github.com/tollgate-dev/tollgate/test/olmplay"
@@ -59,12 +54,6 @@ const fieldOwner = "tollgate-install-proof"
 // manager uses (patch on InstallPlans, the ConfigMap Role, the Lease Role, TokenReview), a
 // step would fail.
 func TestTheDefaultInstallGatesAnUpgradeWithItsOwnServiceAccount(t *testing.T) {
-	logs := &logLines{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs.dump(t)
-		}
-	})
 	env := startControlPlane(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -98,7 +87,7 @@ func TestTheDefaultInstallGatesAnUpgradeWithItsOwnServiceAccount(t *testing.T) {
 	require.NoError(t, managerClient.Create(ctx, review))
 	require.Equal(t, "system:serviceaccount:"+ns+":"+sa, review.Status.UserInfo.Username)
 
-	mgr := startManager(ctx, t, asManager, deploy, logs)
+	mgr := startManager(ctx, t, asManager, deploy)
 	require.NoError(t, admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: mgr.globalCatalogNS}}))
 
 	k := olmplay.NewCluster(t, admin, "proof-")
@@ -272,14 +261,12 @@ type manager struct {
 	globalCatalogNS        string
 }
 
-// startManager runs the manager as the Deployment's container would: `tollgate run` with the
-// container's args, POD_NAMESPACE from the pod, and the config of its ServiceAccount. The args
-// are parsed here with the flags of `tollgate run` this test knows (cmd/tollgate is package
-// main): an arg it does not know fails the test, to be mapped here. The addresses keep the
-// Deployment's ports out of the way of other tests: each server listens on a free port of
-// 127.0.0.1 instead. The leader election namespace is the Deployment's, which a pod reads from
-// its ServiceAccount's mounted namespace file.
-func startManager(ctx context.Context, t *testing.T, cfg *rest.Config, deploy *appsv1.Deployment, logs *logLines) *manager {
+// startManager runs the manager as the Deployment's container would: `tollgate run` (package
+// manager, which cmd/tollgate wires) with the container's args, POD_NAMESPACE from the pod,
+// and the config of its ServiceAccount. The addresses keep the Deployment's ports out of the
+// way of other tests: each server listens on a free port of 127.0.0.1 instead. The manager
+// logs to standard error, which go test shows when the test fails.
+func startManager(ctx context.Context, t *testing.T, cfg *rest.Config, deploy *appsv1.Deployment) *manager {
 	t.Helper()
 	require.Len(t, deploy.Spec.Template.Spec.Containers, 1)
 	container := deploy.Spec.Template.Spec.Containers[0]
@@ -292,59 +279,36 @@ func startManager(ctx context.Context, t *testing.T, cfg *rest.Config, deploy *a
 		}
 	}
 	require.NotEmpty(t, podNamespace, "the container gets POD_NAMESPACE, the default --policy-namespace")
+	t.Setenv("POD_NAMESPACE", podNamespace)
 
-	fs := flag.NewFlagSet("tollgate run", flag.ContinueOnError)
+	var flags tollgatemanager.Flags
+	fs := pflag.NewFlagSet("tollgate run", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var (
-		serving          controllers.ServingOptions
-		defaultMode      = fs.String("default-mode", string(tollgatev1alpha1.DefaultMode), "")
-		globalCatalogNS  = fs.String("global-catalog-namespace", input.DefaultGlobalCatalogNamespace, "")
-		takeOverApproval = fs.Bool("take-over-approval", false, "")
-		policyNamespace  = fs.String("policy-namespace", podNamespace, "")
-		evalTimeout      = fs.Duration("evaluation-timeout", engine.DefaultTimeout, "")
-		reevaluate       = fs.Duration("reevaluate-interval", time.Minute, "")
-	)
-	fs.StringVar(&serving.MetricsAddr, "metrics-bind-address", ":8443", "")
-	fs.BoolVar(&serving.MetricsSecure, "metrics-secure", true, "")
-	fs.StringVar(&serving.ProbeAddr, "health-probe-bind-address", ":8081", "")
-	fs.BoolVar(&serving.LeaderElect, "leader-elect", false, "")
+	flags.AddFlags(fs)
 	require.NotEmpty(t, container.Args)
 	require.Equal(t, "run", container.Args[0], "the container runs the manager")
-	require.NoError(t, fs.Parse(container.Args[1:]), "the container's args (map a new flag of `tollgate run` in this test)")
+	require.NoError(t, fs.Parse(container.Args[1:]), "the container's args are flags of `tollgate run`")
 	require.Empty(t, fs.Args())
-	mode := tollgatev1alpha1.Mode(*defaultMode)
-	require.Contains(t, []tollgatev1alpha1.Mode{tollgatev1alpha1.ModeEnforce, tollgatev1alpha1.ModeAudit}, mode, "--default-mode")
-	require.Equal(t, deploy.Namespace, *policyNamespace, "the manager reads policy from its own namespace")
-	require.True(t, serving.LeaderElect, "the Deployment's replicas elect a leader")
+	opts, err := flags.Options()
+	require.NoError(t, err, "the container's args are valid")
+	require.Equal(t, deploy.Namespace, opts.PolicyNamespace, "the manager reads policy from its own namespace")
+	leaderElect, err := fs.GetBool("leader-elect")
+	require.NoError(t, err)
+	require.True(t, leaderElect, "the Deployment's replicas elect a leader")
 
-	m := &manager{metricsSecure: serving.MetricsSecure, globalCatalogNS: *globalCatalogNS}
-	if serving.MetricsAddr != "0" {
-		serving.MetricsAddr = freeAddr(t)
-		m.metricsAddr = serving.MetricsAddr
+	m := &manager{globalCatalogNS: opts.Input.GlobalCatalogNamespace}
+	m.metricsSecure, err = fs.GetBool("metrics-secure")
+	require.NoError(t, err)
+	if addr, _ := fs.GetString("metrics-bind-address"); addr != "0" {
+		m.metricsAddr = freeAddr(t)
+		require.NoError(t, fs.Set("metrics-bind-address", m.metricsAddr))
 	}
-	serving.ProbeAddr = freeAddr(t)
-	m.probeAddr = serving.ProbeAddr
-
-	ctrl.SetLogger(funcr.New(logs.add, funcr.Options{}))
-	mgrOpts := serving.ManagerOptions()
-	mgrOpts.Scheme = apis.NewScheme()
-	mgrOpts.Cache = controllers.CacheOptions(*policyNamespace)
-	mgrOpts.LeaderElectionNamespace = deploy.Namespace
-	mgr, err := ctrl.NewManager(cfg, mgrOpts)
-	require.NoError(t, err)
-	policies, err := controllers.Setup(ctx, mgr, controllers.Options{
-		Input:            input.Config{GlobalCatalogNamespace: *globalCatalogNS, DefaultMode: mode},
-		TakeOverApproval: *takeOverApproval,
-		Reevaluate:       *reevaluate,
-		PolicyNamespace:  *policyNamespace,
-		Engine:           engine.Options{Timeout: *evalTimeout},
-	})
-	require.NoError(t, err)
-	require.NoError(t, controllers.AddHealthChecks(mgr, policies))
+	m.probeAddr = freeAddr(t)
+	require.NoError(t, fs.Set("health-probe-bind-address", m.probeAddr))
 
 	mgrCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mgrCtx) }()
+	go func() { done <- flags.Run(mgrCtx, cfg) }()
 	t.Cleanup(func() {
 		stop()
 		select {
@@ -438,23 +402,4 @@ func grantOperandRead(ctx context.Context, t *testing.T, admin client.Client, pk
 		}
 	}
 	require.NoError(t, admin.Update(ctx, agg))
-}
-
-// logLines keeps the manager's log, shown when the test fails.
-type logLines struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logLines) add(prefix, args string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, prefix+" "+args)
-}
-
-func (l *logLines) dump(t *testing.T) {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	t.Logf("the manager's log:\n%s", strings.Join(l.lines, "\n"))
 }
