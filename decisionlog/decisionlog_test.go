@@ -158,10 +158,7 @@ func TestFileSinkAppends(t *testing.T) {
 	info, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	logged, err := decisionlog.Read(f)
+	logged, err := decisionlog.ReadFile(path)
 	require.NoError(t, err)
 	assert.Len(t, logged, 2, "the second run appends")
 }

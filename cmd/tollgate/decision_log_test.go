@@ -66,10 +66,7 @@ func TestDecisionLogReplays(t *testing.T) {
 	}, 30*time.Second, 100*time.Millisecond, "the plan is approved")
 	stop()
 
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	logged, err := decisionlog.Read(f)
-	_ = f.Close()
+	logged, err := decisionlog.ReadFile(path)
 	require.NoError(t, err)
 	var held, allowed, approvals int
 	for _, l := range logged {

@@ -23,6 +23,7 @@ func newRunCommand() *cobra.Command {
   tollgate run --context staging --default-mode Audit --metrics-secure=false --metrics-bind-address :8080`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			// A wrong flag is reported before a missing kubeconfig; Run checks them again.
 			if _, err := flags.Options(); err != nil {
 				return err
 			}
