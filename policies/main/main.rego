@@ -172,7 +172,7 @@ _lift(d) := lift if {
 	every r in d.lift {
 		_remedy(r)
 	}
-	lift := [r | some r in d.lift; not "override" in object.keys(r)]
+	lift := [r | some r in d.lift; not r.override] # each override is a string (_remedy)
 	count(lift) > 0
 } else := [{"text": "the condition this rule checks must stop holding (see the rule and its policy pack's configuration)"}]
 
@@ -184,14 +184,12 @@ _remedy(r) if {
 	count(object.keys(r) - {"text", "command", "override", "subscription"}) == 0
 	is_string(r.text)
 	r.text != ""
-	_optional_string(r, "command")
-	_optional_string(r, "override")
+
+	# an absent key reads as "", a string: optional
+	is_string(object.get(r, "command", ""))
+	is_string(object.get(r, "override", ""))
 	_optional_subscription(r)
 }
-
-_optional_string(r, key) if not key in object.keys(r)
-
-_optional_string(r, key) if is_string(r[key])
 
 _optional_subscription(r) if not "subscription" in object.keys(r)
 
@@ -228,7 +226,15 @@ default _overrides := []
 
 _overrides := input.gate.spec.overrides
 
-_override(code) := [o | some o in _overrides; o.code == code][0]
+# _override(code) is the gate's first override of code. The overrides are indexed by code once
+# per evaluation: every denial looks its code up, some of them several times.
+_override(code) := _override_of[code]
+
+_override_of := {code: [o | some o in overrides; o.code == code][0] |
+	some code in {o.code | some o in overrides}
+} if {
+	overrides := _overrides
+}
 
 _now := time.parse_rfc3339_ns(input.now)
 
