@@ -385,3 +385,57 @@ test_several_operator_groups_fail_resolution_as_olm_would if {
 	c.status == "True"
 	c.reason == "TooManyOperatorGroups"
 }
+
+# --- several plans, and fields that are missing or of the wrong type
+
+test_awaiting_plans_are_deduplicated_and_sorted_by_namespace_and_name if {
+	other := f.plan("install-aaa", ["etcdoperator.v0.9.3"], "RequiresApproval")
+	stale := object.union(f.base.installPlan, {"spec": {"approved": true}})
+	doc := f.with_patch({"pendingInstallPlans": [f.plan("install-zzz", ["etcdoperator.v0.9.4"], "Installing"), stale, other]})
+	waiting := subscription.awaiting_plans with input as doc
+	[p.metadata.name | some p in waiting] == ["install-aaa", "install-abc"]
+	_c(doc, "InstallPlanAwaitingManualApproval").message == "awaiting manual approval: InstallPlan operators/install-aaa (etcdoperator.v0.9.3), operators/install-abc (etcdoperator.v0.9.4)"
+}
+
+# The first copy of a plan wins: the referenced plan, approved, hides a stale pending copy.
+test_awaiting_plans_keep_the_referenced_copy_of_a_plan if {
+	approved := object.union(f.base.installPlan, {"spec": {"approved": true}})
+	doc := f.with_patch({"installPlan": approved, "pendingInstallPlans": [f.base.installPlan, f.plan("install-abd", ["x.v1"], "Installing")]})
+	subscription.awaiting_plans == [] with input as doc
+	_is(doc, "InstallPlanAwaitingManualApproval", "False", "NoApprovalPending")
+}
+
+test_catalog_sources_unhealthy_for_a_missing_source_lists_catalogs_not_yet_observed if {
+	doc := f.with_patch({"sourceCatalog": null, "catalogSources": [f.catalog("operators", "fresh", "")]})
+	_c(doc, "CatalogSourcesUnhealthy").message == concat("; ", [
+		"the source catalog olm/operatorhubio (spec.sourceNamespace/spec.source) does not exist: create it, or point spec.source and spec.sourceNamespace at an existing catalog",
+		"the health of 1 of 1 visible catalog sources is not yet known (no status.connectionState): operators/fresh",
+	])
+}
+
+test_a_subscription_without_spec_or_status_reads_defaults if {
+	doc := object.union(f.with_patch({"installPlan": null, "pendingInstallPlans": []}), {"subscription": {"spec": null, "status": null}})
+	_well_formed(doc)
+	subscription.channel == "alpha" with input as doc
+	_c(doc, "InstallPlanMissing").reason == "NoInstallPlanReferenced"
+	_c(doc, "InstallPlanAwaitingManualApproval").reason == "AutomaticApproval"
+	_c(doc, "InstalledCSVReplacementAvailable").message == "no CSV of package  is installed yet"
+}
+
+test_a_manifest_without_channels_serves_none if {
+	doc := f.with_patch({"packageManifest": {"status": {"channels": "alpha"}}})
+	_is(doc, "PackageChannelInvalid", "True", "ChannelNotFound")
+	subscription.channel_head == "" with input as doc
+	doc2 := json.remove(object.union(doc, {"subscription": {"spec": {"channel": ""}}}), ["packageManifest/status/defaultChannel"])
+	subscription.channel == "" with input as doc2
+	_is(doc2, "PackageChannelInvalid", "True", "NoDefaultChannel")
+}
+
+test_phases_that_are_not_strings_read_as_none if {
+	doc := f.with_patch({
+		"installPlan": object.union(f.base.installPlan, {"status": {"phase": 3}}),
+		"installedCSV": object.union(f.base.installedCSV, {"status": {"phase": ""}}),
+	})
+	_c(doc, "InstallPlanFailed").message == "InstallPlan operators/install-abc is in phase None"
+	_c(doc, "InstalledCSVFailed").message == "etcdoperator.v0.9.2 is in phase None"
+}
