@@ -41,15 +41,27 @@ default _spec_conditions := []
 
 _spec_conditions := _oc.spec.conditions
 
-_override(t) := lib.condition(_overrides, t)
+# The conditions the denials read, each looked up once per evaluation: rules, not functions,
+# so that an absent one (the common case for an override) is not searched for again by every
+# denial that checks it. _reported_upgradeable is status.conditions' Upgradeable when no override
+# decides; the Upgradeable denials start from the one they need, so those that do not apply
+# stop at their first expression.
+_override_upgradeable := lib.condition(_overrides, "Upgradeable")
 
-_status_condition(t) := lib.condition(_status_conditions, t)
+_override_upgrading := lib.condition(_overrides, "Upgrading")
 
-_spec_condition(t) := lib.condition(_spec_conditions, t)
+_reported_upgradeable := c if {
+	not _override_upgradeable
+	c := lib.condition(_status_conditions, "Upgradeable")
+}
 
 default _generation := 0
 
 _generation := _oc.metadata.generation
+
+# _reported_stale holds when _reported_upgradeable was observed at another generation than the
+# object's (a rule, so the two denials that ask are answered by one comparison).
+_reported_stale if object.get(_reported_upgradeable, "observedGeneration", 0) != _generation
 
 _said(c) := lib.or_else(object.get(c, "message", ""), lib.or_else(object.get(c, "reason", ""), "no message"))
 
@@ -93,7 +105,7 @@ _olm_override_remedy := lib.remedy(
 # custom:
 #   code: OperatorNotUpgradeable
 deny contains denial if {
-	o := _override("Upgradeable")
+	o := _override_upgradeable
 	o.status != "True"
 	denial := lib.explained(
 		rego.metadata.rule(),
@@ -108,10 +120,9 @@ deny contains denial if {
 # custom:
 #   code: OperatorNotUpgradeable
 deny contains denial if {
-	not _override("Upgradeable")
-	c := _status_condition("Upgradeable")
-	not _stale(c)
+	c := _reported_upgradeable
 	c.status == "False"
+	not _reported_stale
 	denial := lib.explained(
 		rego.metadata.rule(),
 		sprintf("%s reports Upgradeable=False: %s", [_installed, _said(c)]),
@@ -123,16 +134,13 @@ deny contains denial if {
 	)
 }
 
-_stale(c) if object.get(c, "observedGeneration", 0) != _generation
-
 # METADATA
 # title: The operator's Upgradeable condition was set for an older generation of its OperatorCondition
 # custom:
 #   code: OperatorConditionStale
 deny contains denial if {
-	not _override("Upgradeable")
-	c := _status_condition("Upgradeable")
-	_stale(c)
+	_reported_stale
+	c := _reported_upgradeable
 	observed := object.get(c, "observedGeneration", 0)
 	denial := lib.explained(
 		rego.metadata.rule(),
@@ -153,9 +161,9 @@ deny contains denial if {
 # custom:
 #   code: OperatorConditionStale
 deny contains denial if {
-	not _override("Upgradeable")
-	s := _spec_condition("Upgradeable")
-	not _status_condition("Upgradeable")
+	not _reported_upgradeable
+	not _override_upgradeable
+	s := lib.condition(_spec_conditions, "Upgradeable")
 	denial := lib.explained(
 		rego.metadata.rule(),
 		sprintf(
@@ -170,11 +178,11 @@ deny contains denial if {
 # _upgrading is the Upgrading condition in effect: an override wins, else status.conditions.
 # _upgrading_why are the facts and remedies that go with it.
 _upgrading := o if {
-	o := _override("Upgrading")
-} else := _status_condition("Upgrading")
+	o := _override_upgrading
+} else := lib.condition(_status_conditions, "Upgrading")
 
 _upgrading_why := {"facts": [_override_fact(o)], "lift": [_override_remedy("Upgrading", "False")]} if {
-	o := _override("Upgrading")
+	o := _override_upgrading
 } else := {
 	"facts": [_oc_fact(_upgrading)],
 	"lift": [{"text": sprintf("the operator reports Upgrading=False in OperatorCondition %s when its own upgrade work is done", [_oc_key])}],
@@ -200,8 +208,8 @@ deny contains denial if {
 # _health_why(t, status, lift) are the facts (one per operand whose condition t has that
 # status) and remedies of a health denial; lift names those operands.
 _health_why(t, status, lift) := {
-	"facts": [lib.condition_fact(op[0], op[1]) | some op in ops],
-	"lift": [{"text": sprintf(lift, [concat(", ", [op[0] | some op in ops])])}],
+	"facts": [lib.condition_fact(name, c) | some [name, c] in ops],
+	"lift": [{"text": sprintf(lift, [concat(", ", [name | some [name, _] in ops])])}],
 } if {
 	ops := health.reporting(t, status)
 }
@@ -323,7 +331,11 @@ _connection_detail(format, key) := sprintf(format, [_connection[key]]) if {
 #   code: CatalogSourceInvalid
 deny contains denial if {
 	_source != null
-	not lib.source_namespace in {lib.subscription_namespace, lib.global_catalog_namespace}
+
+	# The global catalog namespace first: most source catalogs live there, where one comparison
+	# settles it.
+	lib.source_namespace != lib.global_catalog_namespace
+	lib.source_namespace != lib.subscription_namespace
 	denial := lib.explained(
 		rego.metadata.rule(),
 		sprintf(
