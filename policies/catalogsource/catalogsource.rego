@@ -9,25 +9,41 @@ package tollgate.catalogsource
 import data.tollgate.lib
 
 # violations is the set of {field, message} that make one CatalogSource invalid; empty when valid.
-# The common case, one structured source with its required field and none of the fields the
-# other rules look at, is settled by one set intersection.
+# The common cases, one source with the field it requires and none of the fields the other
+# rules look at, are settled by one lookup (_plainly_valid).
 violations(cs) := set() if {
 	_plainly_valid(cs.spec)
 } else := ((_count_violations(spec) | _required_violations(spec)) | _legacy_violations(spec)) | _pod_config_violations(spec) if {
 	spec := lib.get(cs, ["spec"], {})
 }
 
+# _plainly_valid holds for a spec whose checked fields (by key) and sourceType (null when absent)
+# are one of the shapes of _plain_shapes, with the field that shape requires set. Every other
+# spec, valid or not, goes through the rules below.
 _plainly_valid(spec) if {
 	is_object(spec)
-	[source] := [k | some k in (object.keys(spec) & _checked_fields)]
-	value := spec[source][_structured[source]]
-	not value in {null, ""}
+
+	# The fields a violation can be about (a literal: a rule would cost a lookup per call).
+	checked := object.keys(spec) & {
+		"catalogImageSource", "catalogServiceSource", "configMapSource", "sourceType",
+		"image", "address", "configMap", "grpcPodConfig",
+	}
+	required := object.get(_plain_shapes, [checked, object.get(spec, "sourceType", null)], null)
+	not object.get(spec, required, null) in {null, ""}
 }
 
-# The fields a violation can be about.
-_checked_fields := {
-	"catalogImageSource", "catalogServiceSource", "configMapSource", "sourceType",
-	"image", "address", "configMap", "grpcPodConfig",
+# The valid shapes, by the checked fields present and then by sourceType: a structured source
+# alone, or a legacy sourceType with one field it uses (and spec.grpcPodConfig beside a grpc
+# image); each gives the path of its required field. (A spec that is no such shape gets null,
+# which names no field of a spec: input keys are strings.)
+_plain_shapes := {
+	{"catalogImageSource"}: {null: ["catalogImageSource", "catalogImage"]},
+	{"catalogServiceSource"}: {null: ["catalogServiceSource", "address"]},
+	{"configMapSource"}: {null: ["configMapSource", "configMap"]},
+	{"sourceType", "image"}: {"grpc": ["image"]},
+	{"sourceType", "image", "grpcPodConfig"}: {"grpc": ["image"]},
+	{"sourceType", "address"}: {"grpc": ["address"]},
+	{"sourceType", "configMap"}: {"configmap": ["configMap"], "internal": ["configMap"]},
 }
 
 # catalog_violations are the violations of each of lib.catalogs, in the same order.
@@ -40,7 +56,7 @@ source_violations := violations(input.sourceCatalog)
 validation := [{
 	"namespace": e.namespace,
 	"name": e.name,
-	"valid": count(found) == 0,
+	"valid": found == set(),
 	"violations": sort(found),
 } |
 	some i, e in lib.catalog_entries

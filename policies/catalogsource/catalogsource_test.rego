@@ -40,6 +40,28 @@ test_metadata_only_fields_do_not_matter if {
 	catalogsource.valid(_cs({"catalogImageSource": {"catalogImage": "i"}, "displayName": "X", "publisher": "Y", "priority": 10}))
 }
 
+# Each shape _plainly_valid settles without the rules must be one the rules find valid too.
+test_every_plain_shape_is_valid_by_the_rules if {
+	every spec in [
+		{"catalogImageSource": {"catalogImage": "i"}},
+		{"catalogServiceSource": {"address": "reg:50051"}},
+		{"configMapSource": {"configMap": "cm"}},
+		{"sourceType": "grpc", "image": "i"},
+		{"sourceType": "grpc", "image": "i", "grpcPodConfig": {"nodeSelector": {"a": "b"}}},
+		{"sourceType": "grpc", "address": "reg:50051"},
+		{"sourceType": "configmap", "configMap": "cm"},
+		{"sourceType": "internal", "configMap": "cm"},
+	] {
+		catalogsource._plainly_valid(spec)
+		count((((catalogsource._count_violations(spec) | catalogsource._required_violations(spec)) | catalogsource._legacy_violations(spec)) | catalogsource._pod_config_violations(spec))) == 0
+	}
+}
+
+test_a_legacy_spec_with_a_wrong_type_is_not_plain if {
+	not catalogsource._plainly_valid({"sourceType": "configmap", "image": "i"})
+	_fields({"sourceType": "configmap", "image": "i"}) == {"spec.configMap", "spec.image"}
+}
+
 # --- exactly one source
 
 test_no_source_is_invalid if {
