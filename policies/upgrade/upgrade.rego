@@ -320,9 +320,10 @@ _connection_fact := sprintf("CatalogSource %s has no status.connectionState yet"
 	_connection_detail(", registry at %s", "address"),
 ])
 
-_connection_detail(format, key) := sprintf(format, [_connection[key]]) if {
-	is_string(_connection[key])
-	_connection[key] != ""
+_connection_detail(format, key) := sprintf(format, [value]) if {
+	value := _connection[key]
+	is_string(value)
+	value != ""
 } else := ""
 
 # METADATA
@@ -360,7 +361,7 @@ deny contains denial if {
 deny contains denial if {
 	_source != null
 	found := catalogsource.source_violations
-	count(found) > 0
+	found != set()
 	denial := lib.explained(
 		rego.metadata.rule(),
 		sprintf("the source catalog %s is invalid: %s", [
