@@ -25,11 +25,23 @@ _absent_status := {"Available": "False", "Progressing": "Unknown", "Degraded": "
 _operands := object.get(input, "operands", [])
 
 # conditions are always the three types.
-conditions := [aggregate(t) | some t in types]
+conditions := [by_type[t] | some t in types] if {
+	by_type := _aggregates
+}
 
 # aggregate is the condition of type t over all operands. Operands Tollgate may not read make
 # it Unknown, unless those it read already show the worst status, which none can improve.
-aggregate(t) := _unreadable_condition(t) if {
+aggregate(t) := _aggregates[t]
+
+# _aggregates are the three conditions by type, computed once per evaluation whoever asks
+# (conditions, and tollgate.upgrade through aggregate and status). In the common case, every
+# operand readable and reporting each type once (_groups), _regular_conditions has all three.
+_aggregates := by_type if {
+	count(_unreadable) == 0
+	by_type := _regular_conditions
+} else := {t: _aggregate(t) | some t in types}
+
+_aggregate(t) := _unreadable_condition(t) if {
 	count(_unreadable) > 0
 	not _worst_is_final(t)
 } else := _no_operands(t) if {
@@ -106,30 +118,27 @@ _kind_name(i) := sprintf("%s %s/%s", [
 	object.get(_operand_root, ["ops", i, "metadata", "name"], ""),
 ])
 
-# _view is what operand i says about type t, with HCO's defaults filled in.
-_view(i, t) := {
-	"reason": lib.or_else(object.get(c, "reason", ""), "InstallInvalid"),
-	"message": object.get(c, "message", ""),
-} if {
-	c := _first(i, t)
+# _said(conds, t) is [reason, message] of the first condition of type t in conds, with HCO's
+# defaults filled in: a condition without a status counts as none.
+_said(conds, t) := [lib.or_else(object.get(c, "reason", ""), "InstallInvalid"), object.get(c, "message", "")] if {
+	c := [x | some x in conds; x.type == t][0]
 	_ = c.status
-} else := {
-	"reason": "InstallInvalid",
-	"message": sprintf("reports no %s condition", [t]),
-}
+} else := ["InstallInvalid", sprintf("reports no %s condition", [t])]
 
-# _worst(t) is the condition of type t over the operands: the common case (_regular) computes
+# _worst(t) is the condition of type t over the operands: the common case (_groups) computes
 # all three at once.
 _worst(t) := c if {
 	c := _regular_conditions[t]
 } else := {
 	"type": t,
 	"status": _order[t][pick[1]],
-	"reason": view.reason,
-	"message": _worst_message(t, _order[t][pick[1]], pick[2], _kind_name(pick[0]), view.message),
+	"reason": reason,
+	"message": _worst_message(t, _order[t][pick[1]], pick[2], _kind_name(pick[0]), message),
 } if {
 	pick := _pick(t)
-	view := _view(pick[0], t)
+
+	# operand pick[0] read as _kind_name reads it
+	[reason, message] := _said(object.get(_operand_root, ["ops", pick[0], "status", "conditions"], []), t)
 }
 
 _worst_message(t, status, n, kind_name, message) := trim_suffix(
@@ -144,7 +153,7 @@ _worst_message(t, status, n, kind_name, message) := trim_suffix(
 # The operand reported is, among those at the worst status, the one with the most recent
 # transition; ties, and times that do not parse (they count as 0), go to the first operand.
 #
-# When _regular does not hold for all three types at once, it may still hold for type t alone:
+# When _groups does not hold for all three types at once, it may still hold for type t alone:
 # every operand reports t exactly once with a status and a plain UTC time; then the largest
 # [type, rank, time, -index] is the answer. _reports groups every condition of every operand by
 # type in one pass.
@@ -164,68 +173,77 @@ _pick(t) := [0 - last[3], last[1], count([1 | some c in cells; c[1] == last[1]])
 	latest := [[0 - _cell_ns(c), i] | some i, c in cells; c[0] == worst]
 }
 
-# _regular_conditions are what _worst gives in the common case (_regular), for all three types
-# in one pass.
+# _regular_conditions are what _worst gives in the common case (_groups), for all three types
+# at once: a group's last row is the operand to report, and the rows at its rank end the group.
 _regular_conditions := {t: {
 	"type": t,
 	"status": status,
-	"reason": view.reason,
-	"message": _worst_message(
-		t, status, count([1 | some [_, r, _, _] in group; r == rank]),
-		sprintf("%s %s/%s", [
+	"reason": reason,
+	"message": trim_suffix(
+		sprintf("%d of %d operands report %s=%s; most recent: %s %s/%s: %s", [
+			count([1 | [_, rank, _, _, _] = group[_]]), n, t, status,
 			object.get(op, "kind", "object"),
 			object.get(op, ["metadata", "namespace"], ""),
 			object.get(op, ["metadata", "name"], ""),
+			message,
 		]),
-		view.message,
+		": ",
 	),
 } |
-	some t, group in _groups
-	[_, rank, _, negated] := group[n - 1]
+	some t, group in groups
+	[_, rank, _, _, op] := group[n - 1]
 	status := order[t][rank]
-	op := ops[0 - negated]
-	view := _view(0 - negated, t)
+	[reason, message] := _said(op.status.conditions, t)
 } if {
+	groups := _groups
 	n := count(_operands)
-	ops := _operands
 	order := _order
 }
 
-# _groups[t] are the rows of type t in the common case (_regular). Sorted, _rows are grouped by
-# type (in the order Available, Degraded, Progressing); each group holds one row per operand,
-# sorted by rank, time and -index: its last row is the operand to report, and the rows at the
-# worst rank end it.
-_groups := {t: array.slice(sorted, k * n, (k + 1) * n) |
-	some k, t in ["Available", "Degraded", "Progressing"]
-} if {
-	_regular
-	sorted := sort(_rows)
+# _groups[t] are the rows of type t, one per operand sorted by rank, time and j, in the common
+# case: every operand reports each type exactly once, with a status and a plain UTC RFC 3339
+# time (what Kubernetes writes: second precision, "Z"); such times order as their strings do,
+# and one pattern match checks them all. (An operand may have other conditions of the type
+# without such a status; as in _pick, they do not count.) Sorted, the 3n rows fall into three
+# groups of n, Available, Degraded and Progressing; a group's ends show it holds one type only,
+# and a set of its j that it holds n operands.
+_groups := groups if {
+	rows := _rows
 	n := count(_operands)
+	m := count(rows)
+	m == 3 * n
+	regex.match(_utc_time_list, json.marshal([ts | some [_, _, ts, _, _] in rows]))
+	sorted := sort(rows)
+	groups := {t: group |
+		some [t, from, to] in [["Available", 0, n], ["Degraded", n, 2 * n], ["Progressing", 2 * n, m]]
+		sorted[from][0] == t
+		sorted[to - 1][0] == t
+		group := array.slice(sorted, from, to)
+		count({j | some [_, _, _, j, _] in group}) == n
+	}
+	count(groups) == 3
 }
 
-# _rows are one [type, rank, lastTransitionTime, -index] per condition of every operand whose
-# type is one of types and whose status is True, False or Unknown, in input order. The rules
-# the loop reads are bound to variables first: a rule looked up per condition costs far more.
+# _rows are one [type, rank, lastTransitionTime, j, operand] per condition of every operand
+# whose type is one of types and whose status is True, False or Unknown, where j is the
+# operand's index in _reversed: the larger j, the earlier the operand, so of two rows equal but
+# for j the larger is the first operand's, without arithmetic per operand. The rules the loop
+# reads are bound to variables first: a rule looked up per condition costs far more; and the
+# row is a term of variables only, which costs nothing per condition, where refs in it would
+# each cost one more expression.
 _rows := rows if {
 	ranks := _rank_index
-	negated := _negated
-	rows := [[t, ranks[t][c.status], c.lastTransitionTime, n] |
-		some i, op in _operands
-		n := negated[i]
+	rows := [[t, rank, ts, j, op] |
+		some j, op in _reversed
 		some c in op.status.conditions
 		t := c.type
+		rank := ranks[t][c.status]
+		ts := c.lastTransitionTime
 	]
 }
 
-# _regular holds when every operand reports each type exactly once, with a status and a plain
-# UTC RFC 3339 time (what Kubernetes writes: second precision, "Z"): such times order as their
-# strings do, and one pattern match checks them all. (An operand may have other conditions of
-# the type without such a status; as in _pick, they do not count.)
-_regular if {
-	count(_rows) == count(types) * count(_operands)
-	count({[t, n] | some [t, _, _, n] in _rows}) == count(_rows)
-	regex.match(_utc_time_list, json.marshal([ts | some [_, _, ts, _] in _rows]))
-}
+# _reversed are the operands, last first (none when the operands are not a list).
+_reversed := array.reverse(_operands) if is_array(_operands)
 
 # _reports[t] are the [type, rank, time, -index] of the operands' conditions of type t that have
 # a status of True, False or Unknown and a string lastTransitionTime (the inner comprehension is
@@ -303,18 +321,27 @@ _available_without_operands := "True" if {
 # reporting(t, status) are [operand ("Kind namespace/name"), condition] for each operand whose
 # condition of type t has that status, in input order: the facts behind an aggregated status.
 # An operand's first condition of a type is the one that counts, as in the aggregation.
-reporting(t, status) := [[_kind_name(i), c] | some i in indexes; c := _first(i, t); c.status == status] if {
+reporting(t, status) := [[
+	sprintf("%s %s/%s", [
+		object.get(op, "kind", "object"),
+		object.get(op, ["metadata", "namespace"], ""),
+		object.get(op, ["metadata", "name"], ""),
+	]),
+	c,
+] |
+	some [_, op] in ops
+	c := [x | some x in op.status.conditions; x.type == t][0]
+	c.status == status
+] if {
+	# the rows of type t at that rank, by j, reversed into input order
 	group := _groups[t]
 	rank := _rank_index[t][status]
-	indexes := sort([i | some [_, r, _, n] in group; r == rank; i := 0 - n])
+	ops := array.reverse(sort([[j, op] | [_, rank, _, j, op] = group[_]]))
 } else := [[_kind_name(i), c] |
 	some i, idx in _index
 	c := idx[t]
 	c.status == status
 ]
-
-# _first(i, t) is operand i's first condition of type t.
-_first(i, t) := [x | some x in _operands[i].status.conditions; x.type == t][0]
 
 # status is the aggregated status of type t, for other packages.
 status(t) := aggregate(t).status
