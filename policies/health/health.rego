@@ -161,11 +161,7 @@ _pick(t) := [0 - last[3], last[1], count([1 | some c in cells; c[1] == last[1]])
 	cells := _reports[t]
 	count(cells) == count(_operands)
 	count({c[3] | some c in cells}) == count(cells)
-	joined := concat(",", [c[2] | some c in cells])
-
-	# every time is exactly 20 characters, so no string can pass for two
-	count(joined) == (21 * count(cells)) - 1
-	regex.match(_utc_times, joined)
+	regex.match(_utc_time_list, json.marshal([c[2] | some c in cells]))
 	last := max(cells)
 } else := [sort(latest)[0][1], worst, count(latest)] if {
 	cells := _cells(t)
@@ -175,6 +171,8 @@ _pick(t) := [0 - last[3], last[1], count([1 | some c in cells; c[1] == last[1]])
 
 # _regular_conditions are what _worst gives in the common case (_groups), for all three types
 # at once: a group's last row is the operand to report, and the rows at its rank end the group.
+# Those rows are counted by unification ([_, rank, ...] = group[_]), which costs no expression
+# per row where a comparison would cost one.
 _regular_conditions := {t: {
 	"type": t,
 	"status": status,
@@ -191,12 +189,13 @@ _regular_conditions := {t: {
 	),
 } |
 	some t, group in groups
-	[_, rank, _, _, op] := group[n - 1]
+	[_, rank, _, _, op] := group[last]
 	status := order[t][rank]
 	[reason, message] := _said(op.status.conditions, t)
 } if {
 	groups := _groups
 	n := count(_operands)
+	last := n - 1
 	order := _order
 }
 
@@ -272,14 +271,12 @@ _cell_ns(c) := 0 if c[2]
 
 else := lib.time_ns(c[1])
 
-# A comma-separated list of UTC times of second precision, each a valid date in the years
-# lib.time_ns accepts (February 29 is left to the general path).
-_utc_time := `(1(6(7[89]|[89][0-9])|[7-9][0-9]{2})|2([01][0-9]{2}|2([0-5][0-9]|6[01])))-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z`
-
-_utc_times := sprintf("^%s(,%s)*$", [_utc_time, _utc_time])
-
-# _utc_time_list matches a JSON list of such times.
-_utc_time_list := sprintf(`^\["%s"(,"%s")*\]$`, [_utc_time, _utc_time])
+# _utc_time_list matches the JSON of a non-empty list of UTC times of second precision, each a
+# valid date in the years lib.time_ns accepts (February 29 is left to the general path): every
+# item is a quoted time followed by a comma, or by the closing bracket that ends the text. No
+# string can pass for two times (JSON escapes its quotes). A literal, so that no evaluation
+# builds it.
+_utc_time_list := `^\[("(1(6(7[89]|[89][0-9])|[7-9][0-9]{2})|2([01][0-9]{2}|2([0-5][0-9]|6[01])))-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z"(,|\]$))+$`
 
 # ----------------------------------------------------------------------------------------------
 # Without operands. No installed CSV: nothing can be observed, all Unknown. An installed CSV
@@ -333,7 +330,8 @@ reporting(t, status) := [[
 	c := [x | some x in op.status.conditions; x.type == t][0]
 	c.status == status
 ] if {
-	# the rows of type t at that rank, by j, reversed into input order
+	# the rows of type t at that rank (by unification, as in _regular_conditions), sorted by j
+	# and reversed into input order
 	group := _groups[t]
 	rank := _rank_index[t][status]
 	ops := array.reverse(sort([[j, op] | [_, rank, _, j, op] = group[_]]))
