@@ -16,6 +16,7 @@ func inputValue(x any) (ast.Value, error) {
 
 type converter struct {
 	strings map[string]ast.Value
+	pairs   [][2]*ast.Term // an object's key-value pairs, reused from object to object
 }
 
 func (c *converter) str(s string) ast.Value {
@@ -45,7 +46,6 @@ func (c *converter) value(x any) (ast.Value, error) {
 		return ast.NewArray(ptrs...), nil
 	case map[string]any:
 		terms := make([]ast.Term, 2*len(x))
-		kvs := make([][2]*ast.Term, 0, len(x))
 		i := 0
 		for k, e := range x {
 			v, err := c.value(e)
@@ -53,10 +53,16 @@ func (c *converter) value(x any) (ast.Value, error) {
 				return nil, err
 			}
 			terms[i].Value, terms[i+1].Value = c.str(k), v
-			kvs = append(kvs, [2]*ast.Term{&terms[i], &terms[i+1]})
 			i += 2
 		}
-		return ast.NewObject(kvs...), nil
+		// The pairs go into one buffer for every object, filled once the values are
+		// converted (a nested object has used it by then): NewObject keeps the terms, not
+		// the slice of pairs.
+		c.pairs = c.pairs[:0]
+		for i := 0; i < len(terms); i += 2 {
+			c.pairs = append(c.pairs, [2]*ast.Term{&terms[i], &terms[i+1]})
+		}
+		return ast.NewObject(c.pairs...), nil
 	default:
 		return ast.InterfaceToValue(x)
 	}
