@@ -54,12 +54,12 @@ source_violations := violations(input.sourceCatalog)
 
 # validation is one entry per catalog visible to the Subscription (lib.catalogs).
 validation := [{
-	"namespace": e.namespace,
-	"name": e.name,
+	"namespace": ns,
+	"name": n,
 	"valid": found == set(),
 	"violations": sort(found),
 } |
-	some i, e in lib.catalog_entries
+	some i, [_, ns, n, _, _] in lib.catalog_entries
 	found := by_catalog[i]
 ] if {
 	by_catalog := catalog_violations

@@ -180,13 +180,15 @@ join_names(names) := concat(", ", sort(names))
 
 # catalogs are the catalogs visible to the Subscription (input.catalogSources) plus its source
 # catalog when that lives elsewhere, one per namespace/name, sorted by namespace/name.
-catalogs := [e.object | some e in catalog_entries]
+catalogs := [cs | some [_, _, _, _, cs] in catalog_entries]
 
-# catalog_entries are lib.catalogs with what every package reads of them, computed once:
-# {"object", "key" ("namespace/name"), "namespace", "name", "state" (lastObservedState, "" when
-# absent)}. Sorting [key, position] and keeping the first of each key keeps the first copy, so
-# a catalog in catalogSources wins over the same sourceCatalog.
-catalog_entries := [{"object": cs, "key": key, "namespace": ns, "name": n, "state": state} |
+# catalog_entries are lib.catalogs with what every package reads of them, computed once, as
+# rows [key ("namespace/name"), namespace, name, state (lastObservedState, "" when absent),
+# catalog]. A reader takes a row apart by pattern (some [key, ns, n, state, cs] in ...), which
+# costs no expression per field where looking a field up costs one per catalog. Sorting
+# [key, position] and keeping the first of each key keeps the first copy, so a catalog in
+# catalogSources wins over the same sourceCatalog.
+catalog_entries := [[key, ns, n, state, cs] |
 	some j, [key, _, ns, n, state, cs] in sorted
 	not sorted[j - 1][0] == key
 ] if {

@@ -61,18 +61,18 @@ resolution_failed := {"type": "ResolutionFailed", "status": c.status, "reason": 
 
 # _catalog_health is the health of each of lib.catalog_entries, in the same order: READY is
 # True, no lastObservedState ("") Unknown, anything else False.
-_catalog_health := [object.get({"READY": "True", "": "Unknown"}, [e.state], "False") | some e in lib.catalog_entries]
+_catalog_health := [object.get({"READY": "True", "": "Unknown"}, [state], "False") | some [_, _, _, state, _] in lib.catalog_entries]
 
 # catalogStatus is one entry per catalog visible to the Subscription (and its source catalog).
 catalog_status := [{
-	"namespace": e.namespace,
-	"name": e.name,
+	"namespace": ns,
+	"name": n,
 	"healthy": health[i],
-	"lastObservedState": e.state,
-	"source": e.key == source_key,
+	"lastObservedState": state,
+	"source": key == source_key,
 	"valid": count(violations[i]) == 0,
 } |
-	some i, e in lib.catalog_entries
+	some i, [key, ns, n, state, _] in lib.catalog_entries
 ] if {
 	health := _catalog_health
 	source_key := lib.source_catalog_key
@@ -81,15 +81,15 @@ catalog_status := [{
 
 # _unhealthy and _unobserved name the catalogs of one health; they are read only when
 # _catalog_health holds that health, so the common case (every catalog READY) lists nothing.
-_unhealthy := [sprintf("%s (%s)", [e.key, e.state]) |
-	some i, e in lib.catalog_entries
+_unhealthy := [sprintf("%s (%s)", [key, state]) |
+	some i, [key, _, _, state, _] in lib.catalog_entries
 	health[i] == "False"
 ] if {
 	health := _catalog_health
 }
 
-_unobserved := [e.key |
-	some i, e in lib.catalog_entries
+_unobserved := [key |
+	some i, [key, _, _, _, _] in lib.catalog_entries
 	health[i] == "Unknown"
 ] if {
 	health := _catalog_health
