@@ -111,11 +111,19 @@ _rank_index := {
 	"Degraded": {"False": 0, "Unknown": 1, "True": 2},
 }
 
-# _kind_name(i) is lib.kind_name of operand i.
+# _kind_name(i) is lib.kind_name of operand i, which may be no object.
 _kind_name(i) := sprintf("%s %s/%s", [
 	object.get(_operand_root, ["ops", i, "kind"], "object"),
 	object.get(_operand_root, ["ops", i, "metadata", "namespace"], ""),
 	object.get(_operand_root, ["ops", i, "metadata", "name"], ""),
+])
+
+# _object_kind_name(op) is lib.kind_name of an operand known to be an object (one with
+# conditions): the common path's, read without the calls lib.kind_name makes.
+_object_kind_name(op) := sprintf("%s %s/%s", [
+	object.get(op, "kind", "object"),
+	object.get(op, ["metadata", "namespace"], ""),
+	object.get(op, ["metadata", "name"], ""),
 ])
 
 # _said(conds, t) is [reason, message] of the first condition of type t in conds, with HCO's
@@ -141,8 +149,13 @@ _worst(t) := c if {
 	[reason, message] := _said(object.get(_operand_root, ["ops", pick[0], "status", "conditions"], []), t)
 }
 
+# _worst_format is the aggregated condition's message, of both paths (_regular_conditions
+# formats it in place: a call to _worst_message per type costs allocations the common path
+# need not pay).
+_worst_format := "%d of %d operands report %s=%s; most recent: %s: %s"
+
 _worst_message(t, status, n, kind_name, message) := trim_suffix(
-	sprintf("%d of %d operands report %s=%s; most recent: %s: %s", [
+	sprintf(_worst_format, [
 		n, count(_operands), t, status,
 		kind_name, message,
 	]),
@@ -178,12 +191,9 @@ _regular_conditions := {t: {
 	"status": status,
 	"reason": reason,
 	"message": trim_suffix(
-		sprintf("%d of %d operands report %s=%s; most recent: %s %s/%s: %s", [
+		sprintf(_worst_format, [
 			count([1 | [_, rank, _, _, _] = group[_]]), n, t, status,
-			object.get(op, "kind", "object"),
-			object.get(op, ["metadata", "namespace"], ""),
-			object.get(op, ["metadata", "name"], ""),
-			message,
+			_object_kind_name(op), message,
 		]),
 		": ",
 	),
@@ -318,14 +328,7 @@ _available_without_operands := "True" if {
 # reporting(t, status) are [operand ("Kind namespace/name"), condition] for each operand whose
 # condition of type t has that status, in input order: the facts behind an aggregated status.
 # An operand's first condition of a type is the one that counts, as in the aggregation.
-reporting(t, status) := [[
-	sprintf("%s %s/%s", [
-		object.get(op, "kind", "object"),
-		object.get(op, ["metadata", "namespace"], ""),
-		object.get(op, ["metadata", "name"], ""),
-	]),
-	c,
-] |
+reporting(t, status) := [[_object_kind_name(op), c] |
 	some [_, op] in ops
 	c := [x | some x in op.status.conditions; x.type == t][0]
 	c.status == status

@@ -196,12 +196,9 @@ default channel_head := ""
 # ----------------------------------------------------------------------------------------------
 # InstallPlans.
 
-# _plan_name is "namespace/name" of the referenced InstallPlan, for the messages about it
-# (lib.namespaced_name, read from input so that a null plan reads as defaults).
-_plan_name := sprintf("%s/%s", [
-	object.get(input, ["installPlan", "metadata", "namespace"], ""),
-	object.get(input, ["installPlan", "metadata", "name"], ""),
-])
+# _plan_name is "namespace/name" of the referenced InstallPlan, for the messages about it (a
+# null plan reads as defaults).
+_plan_name := lib.namespaced_name(input.installPlan)
 
 # _plan_phase_text is the plan's phase for messages, "None" when it has none.
 _plan_phase_text := _plan_phase if {
@@ -270,9 +267,8 @@ awaiting_plans := [p |
 ]
 
 # _awaiting_text names the awaiting plans and their CSVs: "namespace/name (csv, ...)" each.
-_awaiting_text := concat(", ", [sprintf("%s/%s (%s)", [
-	object.get(p, ["metadata", "namespace"], ""),
-	object.get(p, ["metadata", "name"], ""),
+_awaiting_text := concat(", ", [sprintf("%s (%s)", [
+	lib.namespaced_name(p),
 	concat(", ", object.get(p, ["spec", "clusterServiceVersionNames"], [])),
 ]) |
 	some p in awaiting_plans
