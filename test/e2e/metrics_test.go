@@ -56,7 +56,11 @@ func TestMetricsCountDecisionsApprovalsAndBlockedSubscriptions(t *testing.T) {
 	etcd.Report("Upgradeable", metav1.ConditionFalse, "migrating storage")
 	plan := etcd.OfferUpgrade("0.9.4")
 	etcd.BlockedBy("OperatorNotUpgradeable")
-	assert.Greater(t, metric(t, "tollgate_decisions_total", map[string]string{"result": "denied", "code": "OperatorNotUpgradeable"}), denied)
+	// The decision is counted once its status write has returned, so the test may see the
+	// status a moment before the count.
+	require.Eventually(t, func() bool {
+		return metric(t, "tollgate_decisions_total", map[string]string{"result": "denied", "code": "OperatorNotUpgradeable"}) > denied
+	}, olmplay.Wait, olmplay.Tick, "the denied decision is counted")
 	assert.Equal(t, 1.0, metric(t, "tollgate_blocked_subscriptions", map[string]string{"namespace": k.NS, "name": "etcd"}))
 	assert.Greater(t, metric(t, "tollgate_evaluation_duration_seconds", nil), evaluations)
 
