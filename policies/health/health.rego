@@ -34,9 +34,14 @@ conditions := [by_type[t] | some t in types] if {
 aggregate(t) := _aggregates[t]
 
 # _aggregates are the three conditions by type, computed once per evaluation whoever asks
-# (conditions, and tollgate.upgrade through aggregate and status). In the common case, every
-# operand readable and reporting each type once (_groups), _regular_conditions has all three.
-_aggregates := by_type if {
+# (conditions, and tollgate.upgrade through aggregate and status). Without operands (and none
+# unreadable) the three are _no_operands, settled before the paths that look at operands; in
+# the common case, every operand readable and reporting each type once (_groups),
+# _regular_conditions has all three.
+_aggregates := {t: _no_operands(t) | some t in types} if {
+	count(_operands) == 0
+	count(_unreadable) == 0
+} else := by_type if {
 	count(_unreadable) == 0
 	by_type := _regular_conditions
 } else := {t: _aggregate(t) | some t in types}
