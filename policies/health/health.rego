@@ -39,8 +39,8 @@ aggregate(t) := _aggregates[t]
 # the common case, every operand readable and reporting each type once (_groups),
 # _regular_conditions has all three.
 _aggregates := {t: _no_operands(t) | some t in types} if {
-	count(_operands) == 0
-	count(_unreadable) == 0
+	_operands == []
+	_unreadable == []
 } else := by_type if {
 	count(_unreadable) == 0
 	by_type := _regular_conditions
