@@ -71,9 +71,22 @@ func heldInput(tb testing.TB) map[string]any {
 	return w.input(tb)
 }
 
+// noOperandsInput is an upgrade awaiting approval whose operator has no operands (its CSV owns
+// no CRD, or none has instances), with one catalog: the shape of olmsim's tenants, whose
+// approvals and flips the scale targets are measured on.
+func noOperandsInput(tb testing.TB) map[string]any {
+	w := upgradeWaiting()
+	w.operands = nil
+	doc := w.input(tb)
+	require.Empty(tb, doc["operands"])
+	require.Len(tb, doc["catalogSources"], 1)
+	return doc
+}
+
 // benchInputs are the inputs every evaluation benchmark runs on, one sub-benchmark each (their
 // names are what hack/benchtable reads): the benchmark input, held by one progressing operand;
-// fifty healthy operands, allowed; and a document held by four denials.
+// fifty healthy operands, allowed; a document held by four denials; and an upgrade without
+// operands, allowed.
 var benchInputs = []struct {
 	name    string
 	input   func(testing.TB) map[string]any
@@ -82,6 +95,7 @@ var benchInputs = []struct {
 	{"bench", benchInput, "OperatorProgressing"},
 	{"operands-50", benchInput50, ""},
 	{"held", heldInput, "CatalogSourceUnhealthy"},
+	{"no-operands", noOperandsInput, ""},
 }
 
 // eachInput runs bench as one sub-benchmark per benchInputs entry.

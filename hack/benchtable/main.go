@@ -54,6 +54,7 @@ var evaluationInputs = []struct{ sub, label string }{
 	{"bench", "benchmark input (10 operands, 5 catalogs)"},
 	{"operands-50", "50 operands, allowed"},
 	{"held", "held by four denials"},
+	{"no-operands", "no operands, 1 catalog (olmsim's shape), allowed"},
 }
 
 // evaluationFigures are, per input, one decision's time, allocations and bytes against the bare
