@@ -34,14 +34,11 @@ conditions := [by_type[t] | some t in types] if {
 aggregate(t) := _aggregates[t]
 
 # _aggregates are the three conditions by type, computed once per evaluation whoever asks
-# (conditions, and tollgate.upgrade through aggregate and status). Without operands (and none
-# unreadable) the three are _no_operands, settled before the paths that look at operands; in
-# the common case, every operand readable and reporting each type once (_groups),
-# _regular_conditions has all three.
-_aggregates := {t: _no_operands(t) | some t in types} if {
-	_operands == []
-	_unreadable == []
-} else := by_type if {
+# (conditions, and tollgate.upgrade through aggregate and status). In the common case, every
+# operand readable and reporting each type once (_groups), _regular_conditions has all three;
+# without operands that case is not tried (it would look at the operands to find none).
+_aggregates := by_type if {
+	_operands != []
 	count(_unreadable) == 0
 	by_type := _regular_conditions
 } else := {t: _aggregate(t) | some t in types}
