@@ -114,11 +114,7 @@ _rank_index := {
 }
 
 # _kind_name(i) is lib.kind_name of operand i, which may be no object.
-_kind_name(i) := sprintf("%s %s/%s", [
-	object.get(_operand_root, ["ops", i, "kind"], "object"),
-	object.get(_operand_root, ["ops", i, "metadata", "namespace"], ""),
-	object.get(_operand_root, ["ops", i, "metadata", "name"], ""),
-])
+_kind_name(i) := lib.kind_name(object.get(_operand_root, ["ops", i], null))
 
 # _object_kind_name(op) is lib.kind_name of an operand known to be an object (one with
 # conditions): the common path's, read without the calls lib.kind_name makes.
