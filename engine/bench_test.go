@@ -204,7 +204,7 @@ func BenchmarkEngineOverBareOPA(b *testing.B) {
 	})
 }
 
-func bareQuery(b *testing.B, extra ...func(*rego.Rego)) rego.PreparedEvalQuery {
+func bareQuery(tb testing.TB, extra ...func(*rego.Rego)) rego.PreparedEvalQuery {
 	opts := []func(*rego.Rego){
 		rego.Query(engine.Query),
 		rego.Store(inmem.NewFromObject(map[string]any{"tollgate": map[string]any{"config": map[string]any{}}})),
@@ -218,8 +218,8 @@ func bareQuery(b *testing.B, extra ...func(*rego.Rego)) rego.PreparedEvalQuery {
 		opts = append(opts, rego.Module(p, string(src)))
 		return err
 	})
-	require.NoError(b, err)
+	require.NoError(tb, err)
 	pq, err := rego.New(opts...).PrepareForEval(context.Background())
-	require.NoError(b, err)
+	require.NoError(tb, err)
 	return pq
 }
