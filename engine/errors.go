@@ -22,6 +22,9 @@ var (
 	ErrInput = errors.New("input document is not valid JSON data")
 	// ErrInputTooLarge: the input document lists more than the engine evaluates (MaxOperands).
 	ErrInputTooLarge = errors.New("input document is too large to evaluate")
+	// ErrInputShape: a key of the input document holds a value of another type than input
+	// document version 1 gives it (a string where a list belongs).
+	ErrInputShape = errors.New("input document has a value of the wrong type")
 )
 
 // CompileErrorItem is one problem in one module, as a person would look for it.

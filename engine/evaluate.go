@@ -34,6 +34,9 @@ func (e *Engine) evaluate(ctx context.Context, input map[string]any, opts ...reg
 	if r := tooLarge(e.revision, input); r != nil {
 		return r
 	}
+	if r := misshapen(e.revision, input); r != nil {
+		return r
+	}
 	value, err := inputValue(input)
 	if err != nil {
 		return policyError(e.revision, fmt.Errorf("%w: %w", ErrInput, err))

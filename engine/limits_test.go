@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -327,4 +329,69 @@ func TestLimitsMoreOperandsThanTheCapFailClosed(t *testing.T) {
 	doc["operands"] = operands[:engine.MaxOperands]
 	r = measured(t, e, doc)
 	assert.False(t, errors.Is(r.Err, engine.ErrInputTooLarge), "at the cap the operands are judged: %v", r.Err)
+}
+
+// contractKeys reads the table of input document version 1 in policies/README.md: the keys
+// whose type is a list ("X[]"), and those whose type is an object (possibly null).
+func contractKeys(t *testing.T) (lists, objects []string) {
+	t.Helper()
+	readme, err := os.ReadFile("../policies/README.md")
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(readme), "## Input document, version 1")
+	require.True(t, ok)
+	table, _, _ = strings.Cut(table, "\n#")
+	row := regexp.MustCompile("(?m)^\\| `([A-Za-z]+)` \\| ([^|]+?(?:\\\\\\| null)?) \\|")
+	for _, m := range row.FindAllStringSubmatch(table, -1) {
+		switch typ := m[2]; {
+		case strings.HasSuffix(typ, "[]"):
+			lists = append(lists, m[1])
+		case typ != "string":
+			objects = append(objects, m[1])
+		}
+	}
+	require.Contains(t, lists, "operands")
+	require.Contains(t, objects, "operatorCondition")
+	return lists, objects
+}
+
+// A key of the contract with a value of another type is refused before evaluation (fail
+// closed), naming the key: the policies would read it as empty or missing and could drop the
+// denial that rests on it (here the operator's Upgradeable=False).
+func TestLimitsMisshapenInputFailsClosed(t *testing.T) {
+	lists, objects := contractKeys(t)
+	e := embedded(t, nil)
+	w := upgradeWaiting()
+	w.opCond = operatorCondition("etcd.v1", metav1.Condition{Type: "Upgradeable", Status: metav1.ConditionFalse,
+		Reason: "Migrating", Message: "migrating", ObservedGeneration: 1, LastTransitionTime: earlier})
+	wrong := map[string][]any{}
+	for _, k := range lists {
+		wrong[k] = []any{"x", map[string]any{}, 1.0, true}
+	}
+	for _, k := range objects {
+		wrong[k] = []any{"x", []any{}, 1.0, false}
+	}
+	for k, values := range wrong {
+		for _, v := range values {
+			t.Run(fmt.Sprintf("%s=%v", k, v), func(t *testing.T) {
+				doc := w.input(t)
+				doc[k] = v
+				r := e.Evaluate(context.Background(), doc)
+				require.ErrorIs(t, r.Err, engine.ErrInputShape)
+				assert.False(t, r.Decision.Allowed)
+				require.Len(t, r.Decision.Denials, 1)
+				assert.Equal(t, tollgatev1alpha1.CodePolicyError, r.Decision.Denials[0].Code)
+				assert.Contains(t, r.Decision.Denials[0].Message, "input."+k+" is ")
+			})
+		}
+	}
+	for _, k := range objects {
+		doc := w.input(t)
+		doc[k] = nil
+		r := e.Evaluate(context.Background(), doc)
+		assert.False(t, errors.Is(r.Err, engine.ErrInputShape), "%s may be null: %v", k, r.Err)
+	}
+	doc := w.input(t)
+	r := e.Evaluate(context.Background(), doc)
+	require.NoError(t, r.Err)
+	assert.Equal(t, "OperatorNotUpgradeable", r.Decision.BlockedBy())
 }

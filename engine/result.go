@@ -113,7 +113,7 @@ type Result struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Err is non-nil when the result is the PolicyError fallback; errors.Is it against the
 	// sentinels (ErrDeadline, ErrUndefined, ErrResultShape, ErrEvaluation, ErrInput,
-	// ErrInputTooLarge).
+	// ErrInputTooLarge, ErrInputShape).
 	Err error `json:"-"`
 
 	rules []ruleSource // the rule behind each of Decision.Denials, for Explain
