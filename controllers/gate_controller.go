@@ -65,6 +65,8 @@ type GateReconciler struct {
 	approved ownApprovals                                   // plans approved whose event has not come back yet
 	queue    priorityqueue.PriorityQueue[reconcile.Request] // the controller's (newQueue); nil in unit tests
 	planning planning                                       // gates whose status waits while OLM is between two steps
+	// approvals notes the approvals under way, which the evaluations for a status wait for.
+	approvals approvalsFirst
 	// unwritable holds the gates whose last status write failed (types.NamespacedName →
 	// true): their status goes before any approval until a write succeeds.
 	unwritable sync.Map
@@ -102,6 +104,9 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	setPerSubscription(unreadableOperandKinds, req.NamespacedName, float64(len(doc.UnreadableOperandKinds)))
 	if wait := r.deferral(gate, doc); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if wait := r.statusWork(gate, doc); wait > 0 {
+		return r.later(req.NamespacedName, wait), nil
 	}
 	dec, err := decider.DecideGathered(ctx, doc)
 	if err != nil {

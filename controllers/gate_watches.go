@@ -108,7 +108,7 @@ func (r *GateReconciler) mapTo(in scope, m match) handler.EventHandler {
 		}
 		for req, f := range first {
 			if f {
-				addAt(q, req, approvalPriority)
+				r.approvals.queue(q, req)
 			} else {
 				q.Add(req)
 			}

@@ -62,7 +62,7 @@ func (h planEvents) enqueue(ctx context.Context, q queue, initial bool, plan cli
 	for req := range reqs {
 		switch {
 		case waits:
-			addAt(q, req, approvalPriority)
+			h.r.approvals.queue(q, req)
 		case initial:
 			addAt(q, req, handler.LowPriority)
 		default:

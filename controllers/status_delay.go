@@ -54,14 +54,29 @@ func (p *planning) left(key types.NamespacedName, now time.Time) time.Duration {
 // operator's conditions: until the copy, the policies hold it (OperatorConditionStale). A
 // deferred evaluation approves nothing, so deferring can delay an approval, never make one.
 func (r *GateReconciler) deferral(gate *tollgatev1alpha1.UpgradeGate, doc *input.Document) time.Duration {
-	revision, evaluates := r.Policies.Revision()
-	decided := gate.Status.Decision.EvaluatedAt != nil && evaluates &&
-		gate.Status.Decision.PolicyRevision == revision && gate.Status.ObservedGeneration == gate.Generation
 	quiet := preparing(doc.PendingInstallPlans) && !awaiting(doc.PendingInstallPlans)
-	if !decided || (!quiet && !copying(doc.OperatorCondition)) {
+	if !r.decided(gate) || (!quiet && !copying(doc.OperatorCondition)) {
 		return 0
 	}
 	return max(r.planning.left(client.ObjectKeyFromObject(gate), r.now()), 0)
+}
+
+// statusWork says how much longer the evaluation of gate on doc may wait for the approvals
+// under way (approvalsFirst; zero: evaluate now): only when it can approve nothing (no plan
+// awaits approval) and would at most update a decision made by the policies in service.
+func (r *GateReconciler) statusWork(gate *tollgatev1alpha1.UpgradeGate, doc *input.Document) time.Duration {
+	if awaiting(doc.PendingInstallPlans) || !r.decided(gate) {
+		return 0
+	}
+	return r.approvals.wait(client.ObjectKeyFromObject(gate), time.Now())
+}
+
+// decided says whether gate's status holds a decision by the policies in service and of its
+// current spec.
+func (r *GateReconciler) decided(gate *tollgatev1alpha1.UpgradeGate) bool {
+	revision, evaluates := r.Policies.Revision()
+	return gate.Status.Decision.EvaluatedAt != nil && evaluates &&
+		gate.Status.Decision.PolicyRevision == revision && gate.Status.ObservedGeneration == gate.Generation
 }
 
 // awaiting says whether one of the plans waits for an approval (awaitingApproval).
