@@ -37,9 +37,8 @@ func TestStatusWorkWaitsWhileApprovalsKeepComing(t *testing.T) {
 	assert.Zero(t, a.wait(key, queued.Add(approvalQuiet)), "quiet: evaluate now")
 
 	// Approvals that keep coming hold an evaluation at most maxApprovalWait in all.
-	at := queued
-	waited := time.Duration(0)
-	for i := 0; waited < 2*maxApprovalWait; i++ {
+	at, waited := queued, time.Duration(0)
+	for waited < 2*maxApprovalWait {
 		a.last.Store(at.UnixNano()) // another approval queued just now
 		w := a.wait(key, at)
 		if w == 0 {

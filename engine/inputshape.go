@@ -27,13 +27,17 @@ var (
 func misshapen(revision string, input map[string]any) *Result {
 	var wrong []string
 	for _, k := range listKeys {
-		if v, ok := input[k]; ok && jsonType(v) != "a list" {
-			wrong = append(wrong, fmt.Sprintf("input.%s is %s, not a list", k, jsonType(v)))
+		if v, ok := input[k]; ok {
+			if t := jsonType(v); t != "a list" {
+				wrong = append(wrong, fmt.Sprintf("input.%s is %s, not a list", k, t))
+			}
 		}
 	}
 	for _, k := range objectKeys {
-		if v, ok := input[k]; ok && jsonType(v) != "an object" && jsonType(v) != "null" {
-			wrong = append(wrong, fmt.Sprintf("input.%s is %s, not an object or null", k, jsonType(v)))
+		if v, ok := input[k]; ok {
+			if t := jsonType(v); t != "an object" && t != "null" {
+				wrong = append(wrong, fmt.Sprintf("input.%s is %s, not an object or null", k, t))
+			}
 		}
 	}
 	if len(wrong) == 0 {
