@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,8 +22,8 @@ const (
 // gate is evaluated again for its status (approveThen). The priority queue orders what is
 // waiting; this keeps the status work from starting while approvals keep coming.
 type approvalsFirst struct {
-	last  atomic.Int64 // unix nanoseconds of the last Subscription queued for an approval
-	since sync.Map     // types.NamespacedName → time.Time: since when that gate's evaluation waits
+	last   atomic.Int64 // unix nanoseconds of the last Subscription queued for an approval
+	waited              // since when each gate's evaluation waits
 }
 
 // queue queues req ahead of other work (approvalPriority) and notes that approvals are under
@@ -41,15 +40,5 @@ func (a *approvalsFirst) queue(q queue, req reconcile.Request) {
 // policies, never waits.
 func (a *approvalsFirst) wait(key types.NamespacedName, now time.Time) time.Duration {
 	quietIn := time.Unix(0, a.last.Load()).Add(approvalQuiet).Sub(now)
-	if quietIn <= 0 {
-		a.since.Delete(key)
-		return 0
-	}
-	since, _ := a.since.LoadOrStore(key, now)
-	left := maxApprovalWait - now.Sub(since.(time.Time))
-	if left <= 0 {
-		a.since.Delete(key)
-		return 0
-	}
-	return min(quietIn, left)
+	return min(max(quietIn, 0), a.hold(key, quietIn > 0, maxApprovalWait, now))
 }

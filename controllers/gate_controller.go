@@ -207,7 +207,8 @@ func (r *GateReconciler) ensureGate(ctx context.Context, key types.NamespacedNam
 		forgetSubscription(key)
 		r.operands.forget(key)
 		r.written.forget(key)
-		r.planning.since.Delete(key)
+		r.planning.forget(key)
+		r.approvals.forget(key)
 		r.unwritable.Delete(key)
 		r.loggedAhead.Delete(key)
 		gate := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
@@ -281,7 +282,7 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	}
 	setPerSubscription(blockedSubscriptions, key, blocked)
 	if equality.Semantic.DeepEqual(gate.Status, next.status) {
-		r.planning.since.Delete(key) // nothing waits
+		r.planning.forget(key) // nothing waits
 		return 0, nil
 	}
 	old, before := gate.Status, gate.ResourceVersion

@@ -22,28 +22,37 @@ import (
 // upgrade is allowed, of the policy revision, or an approval is never delayed.
 const olmStepDelay = 2 * time.Second
 
+// waited remembers since when each gate has waited, for waits bounded in all.
+type waited struct{ since sync.Map } // types.NamespacedName → time.Time
+
+// left is how much of limit is left for key, counted from the first time asked.
+func (w *waited) left(key types.NamespacedName, limit time.Duration, now time.Time) time.Duration {
+	since, _ := w.since.LoadOrStore(key, now)
+	return limit - now.Sub(since.(time.Time))
+}
+
+// forget ends key's wait: the next one counts from zero.
+func (w *waited) forget(key types.NamespacedName) { w.since.Delete(key) }
+
+// hold is how much of limit is left for key while the reason to wait holds; zero, and the
+// wait forgotten, once it does not or nothing is left.
+func (w *waited) hold(key types.NamespacedName, holds bool, limit time.Duration, now time.Time) time.Duration {
+	if holds {
+		if left := w.left(key, limit, now); left > 0 {
+			return left
+		}
+	}
+	w.forget(key)
+	return 0
+}
+
 // planning remembers since when each gate's status change has waited for OLM's next step.
-type planning struct{ since sync.Map } // types.NamespacedName → time.Time
+type planning struct{ waited }
 
 // wait says how much longer the status change of key may wait (zero: write it now): only while
 // nothing urgent changed and OLM is between two steps (midway).
 func (p *planning) wait(key types.NamespacedName, urgent, midway bool, now time.Time) time.Duration {
-	if urgent || !midway {
-		p.since.Delete(key)
-		return 0
-	}
-	left := p.left(key, now)
-	if left <= 0 {
-		p.since.Delete(key)
-		return 0
-	}
-	return left
-}
-
-// left is how much of olmStepDelay is left for key, counted from the first time asked.
-func (p *planning) left(key types.NamespacedName, now time.Time) time.Duration {
-	since, _ := p.since.LoadOrStore(key, now)
-	return olmStepDelay - now.Sub(since.(time.Time))
+	return p.hold(key, !urgent && midway, olmStepDelay, now)
 }
 
 // deferral says how much longer the evaluation of gate on doc may wait for OLM's next step
@@ -58,7 +67,7 @@ func (r *GateReconciler) deferral(gate *tollgatev1alpha1.UpgradeGate, doc *input
 	if !r.decided(gate) || (!quiet && !copying(doc.OperatorCondition)) {
 		return 0
 	}
-	return max(r.planning.left(client.ObjectKeyFromObject(gate), r.now()), 0)
+	return max(r.planning.left(client.ObjectKeyFromObject(gate), olmStepDelay, r.now()), 0)
 }
 
 // statusWork says how much longer the evaluation of gate on doc may wait for the approvals

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 )
 
@@ -27,17 +25,13 @@ var (
 func misshapen(revision string, input map[string]any) *Result {
 	var wrong []string
 	for _, k := range listKeys {
-		if v, ok := input[k]; ok {
-			if t := jsonType(v); t != "a list" {
-				wrong = append(wrong, fmt.Sprintf("input.%s is %s, not a list", k, t))
-			}
+		if v, ok := input[k]; ok && !isList(v) {
+			wrong = append(wrong, fmt.Sprintf("input.%s is %s, not a list", k, typeName(v)))
 		}
 	}
 	for _, k := range objectKeys {
-		if v, ok := input[k]; ok {
-			if t := jsonType(v); t != "an object" && t != "null" {
-				wrong = append(wrong, fmt.Sprintf("input.%s is %s, not an object or null", k, t))
-			}
+		if v, ok := input[k]; ok && v != nil && !isObject(v) {
+			wrong = append(wrong, fmt.Sprintf("input.%s is %s, not an object or null", k, typeName(v)))
 		}
 	}
 	if len(wrong) == 0 {
@@ -50,29 +44,4 @@ func misshapen(revision string, input map[string]any) *Result {
 		Text: "judge a document as Tollgate builds it: from the cluster or a snapshot (tollgate eval --snapshot), or as the decision log recorded it; a document edited by hand must keep the types policies/README.md gives",
 	}}
 	return r
-}
-
-// jsonType names the JSON type of a value of a decoded document: "a list", "an object", "null",
-// "a string", "a number" or "a boolean" (a Go value that is no JSON data: "a <Go type>").
-func jsonType(v any) string {
-	if v == nil {
-		return "null"
-	}
-	if _, ok := v.(json.Number); ok {
-		return "a number"
-	}
-	switch reflect.TypeOf(v).Kind() {
-	case reflect.Slice, reflect.Array:
-		return "a list"
-	case reflect.Map:
-		return "an object"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
-		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return "a number"
-	}
-	return fmt.Sprintf("a %T", v)
 }

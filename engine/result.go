@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -226,6 +227,8 @@ func recheckAt(v any, now any) (time.Time, string) {
 	return t.UTC(), ""
 }
 
+// typeName names the JSON type of v, a value of a decoded document or result; a list or map of
+// another Go type (a document built in Go) counts as an array or an object.
 func typeName(v any) string {
 	switch v.(type) {
 	case nil:
@@ -236,13 +239,26 @@ func typeName(v any) string {
 		return "a string"
 	case json.Number, float64, int, int64:
 		return "a number"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	default:
-		return fmt.Sprintf("%T", v)
 	}
+	switch {
+	case isList(v):
+		return "an array"
+	case isObject(v):
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// isList says whether v is a list: []any, or a slice or array of another Go type.
+func isList(v any) bool {
+	t := reflect.TypeOf(v)
+	return t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array)
+}
+
+// isObject says whether v is an object: map[string]any, or a map of another Go type.
+func isObject(v any) bool {
+	t := reflect.TypeOf(v)
+	return t != nil && t.Kind() == reflect.Map
 }
 
 // MaxText caps every text a policy writes into a result (a message, a fact, a remedy), in
