@@ -3,35 +3,29 @@ package engine
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
-// listKeys and objectKeys are the keys of input document version 1 (policies/README.md) whose
-// value is a list, and an object or null. The policies read them with defaults and iterate
-// over them, so a value of another type reads as empty or missing: the denial that rests on
-// what it would hold (a degraded operand, a blocked peer, a second OperatorGroup, the
-// operator's Upgradeable=False) silently goes, and the decision could be an approval. The
-// manager always builds these types; a document written by hand or edited afterwards may not.
-var (
-	listKeys = []string{"pendingInstallPlans", "installPlanPeers", "catalogSources",
-		"operatorGroups", "operands", "unreadableOperandKinds"}
-	objectKeys = []string{"subscription", "installedCSV", "currentCSV", "installPlan",
-		"sourceCatalog", "operatorCondition", "operatorGroup", "replacedCSV", "packageManifest",
-		"gate", "config"}
-)
-
-// misshapen is the fail-closed result for an input that has one of those keys with a value of
-// another type; nil when it has none. An absent key is the policies' to judge (they give no
-// result without one, which is a PolicyError too).
+// misshapen is the fail-closed result for an input that has a key of input document version 1
+// (policies.InputV1) whose value is a list or an object there, but of another type here; nil
+// when it has none. The policies read those keys with defaults and iterate over them, so a
+// value of another type reads as empty or missing: the denial that rests on what it would hold
+// (a degraded operand, a blocked peer, a second OperatorGroup, the operator's
+// Upgradeable=False) silently goes, and the decision could be an approval. The manager always
+// builds these types; a document written by hand or edited afterwards may not. An absent key
+// is the policies' to judge (they give no result without a required one, which is a
+// PolicyError too); a string key's type is checked where it is used.
 func misshapen(revision string, input map[string]any) *Result {
 	var wrong []string
-	for _, k := range listKeys {
-		if v, ok := input[k]; ok && !isList(v) {
-			wrong = append(wrong, fmt.Sprintf("input.%s is %s, not a list", k, typeName(v)))
-		}
-	}
-	for _, k := range objectKeys {
-		if v, ok := input[k]; ok && v != nil && !isObject(v) {
-			wrong = append(wrong, fmt.Sprintf("input.%s is %s, not an object or null", k, typeName(v)))
+	for _, k := range policies.InputV1 {
+		v, ok := input[k.Name]
+		switch {
+		case !ok:
+		case k.Type == policies.List && !isList(v):
+			wrong = append(wrong, fmt.Sprintf("input.%s is %s, not a list", k.Name, typeName(v)))
+		case k.Type == policies.Object && v != nil && !isObject(v):
+			wrong = append(wrong, fmt.Sprintf("input.%s is %s, not an object or null", k.Name, typeName(v)))
 		}
 	}
 	if len(wrong) == 0 {

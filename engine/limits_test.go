@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -21,6 +19,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/gatestatus"
 	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // The limit tests feed the embedded policies inputs far larger than a cluster normally holds
@@ -331,22 +330,17 @@ func TestLimitsMoreOperandsThanTheCapFailClosed(t *testing.T) {
 	assert.False(t, errors.Is(r.Err, engine.ErrInputTooLarge), "at the cap the operands are judged: %v", r.Err)
 }
 
-// contractKeys reads the table of input document version 1 in policies/README.md: the keys
-// whose type is a list ("X[]"), and those whose type is an object (possibly null).
+// contractKeys are the keys of input document version 1 whose value is a list, and those
+// whose value is an object (possibly null), as policies.InputV1 gives them (its test holds
+// them to policies/README.md).
 func contractKeys(t *testing.T) (lists, objects []string) {
 	t.Helper()
-	readme, err := os.ReadFile("../policies/README.md")
-	require.NoError(t, err)
-	_, table, ok := strings.Cut(string(readme), "## Input document, version 1")
-	require.True(t, ok)
-	table, _, _ = strings.Cut(table, "\n#")
-	row := regexp.MustCompile("(?m)^\\| `([A-Za-z]+)` \\| ([^|]+?(?:\\\\\\| null)?) \\|")
-	for _, m := range row.FindAllStringSubmatch(table, -1) {
-		switch typ := m[2]; {
-		case strings.HasSuffix(typ, "[]"):
-			lists = append(lists, m[1])
-		case typ != "string":
-			objects = append(objects, m[1])
+	for _, k := range policies.InputV1 {
+		switch k.Type {
+		case policies.List:
+			lists = append(lists, k.Name)
+		case policies.Object:
+			objects = append(objects, k.Name)
 		}
 	}
 	require.Contains(t, lists, "operands")

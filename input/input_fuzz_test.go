@@ -17,15 +17,9 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/snapshot"
 )
-
-// inputKeys are the keys of an input document of version 1 (policies/README.md).
-var inputKeys = []string{
-	"apiVersion", "subscription", "installedCSV", "currentCSV", "installPlan", "pendingInstallPlans",
-	"installPlanPeers", "catalogSources", "sourceCatalog", "operatorCondition", "operatorGroup",
-	"packageManifest", "operands", "unreadableOperandKinds", "gate", "now", "config",
-}
 
 // FuzzBuild builds the input document of every Subscription of a fuzzed snapshot, read by
 // snapshot.Load as `tollgate eval` reads it. Seeds are the snapshots under
@@ -69,9 +63,9 @@ func FuzzBuild(f *testing.F) {
 			if doc == nil || doc.Subscription == nil || client.ObjectKeyFromObject(doc.Subscription) != key {
 				t.Fatalf("build %s: no document for a Subscription the snapshot holds", key)
 			}
-			for _, k := range inputKeys {
-				if _, ok := doc.Doc[k]; !ok {
-					t.Fatalf("build %s: the document has no %s", key, k)
+			for _, k := range policies.InputV1 {
+				if _, ok := doc.Doc[k.Name]; !ok {
+					t.Fatalf("build %s: the document has no %s", key, k.Name)
 				}
 			}
 			if doc.Doc["apiVersion"] != input.APIVersion {

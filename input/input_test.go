@@ -25,6 +25,7 @@ import (
 	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/snapshot"
 )
 
@@ -154,13 +155,20 @@ func TestBuildGathersTheDocument(t *testing.T) {
 	require.NotNil(t, in)
 	doc := in.Doc
 
-	keys := []string{"apiVersion", "subscription", "installedCSV", "currentCSV", "installPlan", "pendingInstallPlans",
-		"installPlanPeers", "catalogSources", "sourceCatalog", "operatorCondition", "operatorGroup", "operatorGroups",
-		"replacedCSV", "packageManifest", "operands", "unreadableOperandKinds", "gate", "now", "config"}
-	for _, k := range keys {
-		assert.Contains(t, doc, k, "every key is present, missing objects as null")
+	for _, k := range policies.InputV1 { // every key of the contract, of its type; no other
+		require.Contains(t, doc, k.Name, "every key is present, missing objects as null")
+		switch v := doc[k.Name]; k.Type {
+		case policies.String:
+			assert.IsType(t, "", v, k.Name)
+		case policies.List:
+			assert.IsType(t, []any{}, v, k.Name)
+		case policies.Object:
+			if v != nil {
+				assert.IsType(t, map[string]any{}, v, k.Name)
+			}
+		}
 	}
-	assert.Len(t, doc, len(keys))
+	assert.Len(t, doc, len(policies.InputV1))
 
 	sub := doc["subscription"].(map[string]any)
 	assert.Equal(t, "operators.coreos.com/v1alpha1", sub["apiVersion"], "TypeMeta filled from the scheme")

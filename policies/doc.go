@@ -12,5 +12,8 @@
 //	catalogsource/ tollgate.catalogsource  CatalogSource spec validity
 //	main/          tollgate.main           result: assembly, overrides, disabled codes
 //
+// InputV1 lists the keys of input document version 1 with their types, the one list the
+// input builder, the engine's shape check and the tests read.
+//
 // Run the tests with `go tool opa test policies`.
 package policies

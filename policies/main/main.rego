@@ -18,10 +18,12 @@ import data.tollgate.subscription
 # The input document version these policies understand.
 input_version := "tollgate.dev/input/v1"
 
-# result is undefined for a document without one of the keys of version 1 (which never omits a
-# key: a missing object is null, a missing list []), and the engine turns that into a
+# result is undefined for a document without one of the keys version 1 requires (which never
+# omits a key: a missing object is null, a missing list []), and the engine turns that into a
 # PolicyError: the packages read fields with defaults, and a default must not stand in for a
-# whole missing object. (apiVersion and now are checked where they are used.)
+# whole missing object. (apiVersion and now are checked where they are used; the keys added
+# since, which documents of older managers lack, are read with a default. Go's
+# policies.InputV1 marks the required ones, and its test holds _input_keys to it.)
 result := {
 	"conditions": array.concat(subscription.conditions, [upgrade_blocked]),
 	"health": health.conditions,
