@@ -145,6 +145,17 @@ bench-scale: controlplane ## Time a flip of the global catalog's health over TOL
 scale-long: controlplane ## The scale benchmark at 5,000 Subscriptions (target: a flip within 1.5x the bare writes).
 	@$(MAKE) --no-print-directory bench-scale TOLLGATE_SCALE_N=5000 SCALE_BENCHTIME=2x
 
+# OLMSIM_ROUNDS is how many rounds olmsim-rounds runs; OLMSIM_BUILDS the builds it compares
+# (NAME=BINARY, space-separated) beside olmsim's bare approver.
+OLMSIM_ROUNDS ?= 8
+OLMSIM_BUILDS ?= tollgate=bin/tollgate
+
+.PHONY: olmsim-rounds
+olmsim-rounds: controlplane build ## Run ../shared/olmsim --flip at 1,000 namespaces for OLMSIM_BUILDS and the bare approver, alternated OLMSIM_ROUNDS times (8); print medians and ratios.
+	@test -d ../shared/olmsim || { echo "olmsim-rounds needs olmsim in ../shared/olmsim"; exit 1; }
+	$(GO) -C ../shared/olmsim build -o "$(CURDIR)/bin/olmsim" .
+	$(GO) run ./hack/olmsimrounds -rounds $(OLMSIM_ROUNDS) $(OLMSIM_BUILDS)
+
 .PHONY: verify
 verify: generate manifests ## Regenerate everything and fail if the tree differs from git.
 	$(GO) mod tidy

@@ -1,0 +1,261 @@
+// Command olmsimrounds runs olmsim (../shared/olmsim) at 1,000 namespaces with --flip for each
+// build of Tollgate given and for olmsim's bare approver, in rounds whose order rotates round
+// by round, and prints one table per figure: each run's value, the median per build, and the
+// median of each build's ratios to the bare approver of the same round. One run takes about
+// two minutes; a build-to-build change of a tenth needs eight rounds or more
+// (docs/performance.md).
+//
+//	make build && go -C ../shared/olmsim build -o "$PWD/bin/olmsim" .
+//	go run ./hack/olmsimrounds -rounds 8 before=bin/tollgate-before after=bin/tollgate
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// bare names olmsim's own approver among the builds.
+const bare = "bare"
+
+// build is one system under test: its name and the tollgate binary to run (none for bare).
+type build struct{ name, binary string }
+
+// result is what one olmsim run reported (its --json file).
+type result struct {
+	Plans phase `json:"plans"`
+	Flip  phase `json:"flip"`
+	Write struct {
+		Phases []struct {
+			Phase string `json:"phase"`
+			Total int    `json:"sut_writes_total"`
+		} `json:"phases"`
+	} `json:"writes"`
+}
+
+type phase struct {
+	Wrong   int `json:"wrong_approvals"`
+	Missed  int `json:"missed_approvals"`
+	Latency struct {
+		P50 float64 `json:"p50"`
+		P99 float64 `json:"p99"`
+	} `json:"latency_ms"`
+}
+
+// figures are the rows printed, each read from a result.
+var figures = []struct {
+	name  string
+	value func(result) float64
+}{
+	{"approval p50 (ms)", func(r result) float64 { return r.Plans.Latency.P50 }},
+	{"approval p99 (ms)", func(r result) float64 { return r.Plans.Latency.P99 }},
+	{"flip p50 (ms)", func(r result) float64 { return r.Flip.Latency.P50 }},
+	{"flip p99 (ms)", func(r result) float64 { return r.Flip.Latency.P99 }},
+	{"writes in the flip window", func(r result) float64 { return float64(r.flipWrites()) }},
+}
+
+func (r result) flipWrites() int {
+	for _, p := range r.Write.Phases {
+		if p.Phase == "flip" {
+			return p.Total
+		}
+	}
+	return 0
+}
+
+func main() {
+	olmsim := flag.String("olmsim", "bin/olmsim", "the olmsim binary (go -C ../shared/olmsim build -o \"$PWD/bin/olmsim\" .)")
+	rounds := flag.Int("rounds", 8, "rounds to run; each runs every build and the bare approver once")
+	out := flag.String("out", "", "directory for each run's JSON and log (default: a new temporary directory)")
+	namespaces := flag.Int("namespaces", 1000, "olmsim's --namespaces")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./hack/olmsimrounds [flags] NAME=TOLLGATE_BINARY...\n\n"+
+			"Runs olmsim --flip for each build and for olmsim's bare approver in every round, the order\n"+
+			"rotated round by round, and prints each figure per run, its median, and each build's\n"+
+			"median ratio to the bare approver of the same round. Run from the project root with\n"+
+			"KUBEBUILDER_ASSETS set (as the Makefile sets it).\n\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	builds, err := parseBuilds(flag.Args())
+	if err == nil && *rounds < 1 {
+		err = fmt.Errorf("-rounds %d: give at least 1", *rounds)
+	}
+	if err == nil {
+		err = run(*olmsim, *out, *namespaces, *rounds, builds)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "olmsimrounds:", err)
+		os.Exit(1)
+	}
+}
+
+// parseBuilds reads NAME=BINARY arguments, and adds the bare approver.
+func parseBuilds(args []string) ([]build, error) {
+	if len(args) == 0 {
+		return nil, fmt.Errorf("name at least one build, e.g. tollgate=bin/tollgate (see -h)")
+	}
+	builds := []build{}
+	for _, a := range args {
+		name, binary, ok := strings.Cut(a, "=")
+		switch {
+		case !ok || name == "" || binary == "":
+			return nil, fmt.Errorf("%q: give NAME=TOLLGATE_BINARY", a)
+		case name == bare || slices.ContainsFunc(builds, func(b build) bool { return b.name == name }):
+			return nil, fmt.Errorf("%q: the name %s is taken", a, name)
+		}
+		if _, err := os.Stat(binary); err != nil {
+			return nil, fmt.Errorf("%q: %w", a, err)
+		}
+		builds = append(builds, build{name, binary})
+	}
+	return append(builds, build{name: bare}), nil
+}
+
+// order is the builds of round i (from 0), rotated by i so that no build always runs first.
+func order(builds []build, i int) []build {
+	k := i % len(builds)
+	return append(slices.Clone(builds[k:]), builds[:k]...)
+}
+
+func run(olmsim, out string, namespaces, rounds int, builds []build) error {
+	if _, err := os.Stat(olmsim); err != nil {
+		return fmt.Errorf("-olmsim: %w (build it: go -C ../shared/olmsim build -o \"$PWD/bin/olmsim\" .)", err)
+	}
+	if out == "" {
+		var err error
+		if out, err = os.MkdirTemp("", "olmsimrounds-"); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(out, 0o750); err != nil {
+		return err
+	}
+	results := map[string][]result{}
+	for i := range rounds {
+		for _, b := range order(builds, i) {
+			start := time.Now()
+			r, err := runOnce(olmsim, out, namespaces, b, i+1)
+			if err != nil {
+				return err
+			}
+			results[b.name] = append(results[b.name], r)
+			fmt.Fprintf(os.Stderr, "round %d of %d, %s: approval p50 %.0f ms, flip p50 %.0f ms, %d wrong, %d missed (%s)\n",
+				i+1, rounds, b.name, r.Plans.Latency.P50, r.Flip.Latency.P50, r.Plans.Wrong+r.Flip.Wrong,
+				r.Plans.Missed+r.Flip.Missed, time.Since(start).Round(time.Second))
+		}
+	}
+	fmt.Fprintf(os.Stderr, "runs' JSON and logs: %s\n", out)
+	return report(os.Stdout, builds, results)
+}
+
+// runOnce runs olmsim once for b and reads its JSON.
+func runOnce(olmsim, out string, namespaces int, b build, round int) (result, error) {
+	base := filepath.Join(out, fmt.Sprintf("%s-%d", b.name, round))
+	args := []string{"--namespaces", fmt.Sprint(namespaces), "--flip", "--json", base + ".json"}
+	if b.binary != "" {
+		assets := os.Getenv("KUBEBUILDER_ASSETS")
+		if assets == "" {
+			return result{}, fmt.Errorf("KUBEBUILDER_ASSETS is not set: set it as the Makefile does (bin/k8s/...)")
+		}
+		args = append(args, "--crds", "config/crd/bases",
+			"--setup-cmd", filepath.Join(assets, "kubectl")+" create namespace tollgate-system",
+			"--manager-cmd", "exec "+b.binary+" run --global-catalog-namespace olm --metrics-bind-address 0 --health-probe-bind-address 0")
+	}
+	log, err := os.Create(base + ".log")
+	if err != nil {
+		return result{}, err
+	}
+	defer func() { _ = log.Close() }()
+	cmd := exec.Command(olmsim, args...) //nolint:gosec // the olmsim binary the person running this names
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return result{}, fmt.Errorf("olmsim for %s, round %d: %w (its log: %s.log)", b.name, round, err, base)
+	}
+	data, err := os.ReadFile(base + ".json")
+	if err != nil {
+		return result{}, err
+	}
+	var r result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return result{}, fmt.Errorf("%s.json: %w", base, err)
+	}
+	return r, nil
+}
+
+// report prints, for each figure, each build's value per round and median, and each build's
+// median ratio to the bare approver of the same round; then the wrong and the missed
+// approvals, and fails when there is one.
+func report(w io.Writer, builds []build, results map[string][]result) error {
+	for _, f := range figures {
+		fmt.Fprintf(w, "\n%s\n", f.name)
+		for _, b := range builds {
+			values := mapped(results[b.name], f.value)
+			fmt.Fprintf(w, "  %-12s %s   median %.0f", b.name, joined(values, "%.0f"), median(values))
+			if b.name != bare {
+				ratios := ratios(values, mapped(results[bare], f.value))
+				fmt.Fprintf(w, "   to bare %s, median %.2f×", joined(ratios, "%.2f"), median(ratios))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	wrong, missed := 0, 0
+	for _, rs := range results {
+		for _, r := range rs {
+			wrong += r.Plans.Wrong + r.Flip.Wrong
+			missed += r.Plans.Missed + r.Flip.Missed
+		}
+	}
+	fmt.Fprintf(w, "\nin all runs: %d wrong approvals, %d missed\n", wrong, missed)
+	if wrong+missed > 0 {
+		return fmt.Errorf("%d wrong and %d missed approvals: see the runs' logs", wrong, missed)
+	}
+	return nil
+}
+
+func mapped(rs []result, f func(result) float64) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = f(r)
+	}
+	return out
+}
+
+// ratios divides each value by the baseline of the same round (0 where the baseline is 0).
+func ratios(values, baseline []float64) []float64 {
+	out := make([]float64, min(len(values), len(baseline)))
+	for i := range out {
+		if baseline[i] != 0 {
+			out[i] = values[i] / baseline[i]
+		}
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.SortFunc(s, cmp.Compare)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+func joined(xs []float64, format string) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf(format, x)
+	}
+	return strings.Join(parts, " ")
+}
