@@ -139,6 +139,10 @@ func run(olmsim, out string, namespaces, rounds int, builds []build) error {
 	if err := os.MkdirAll(out, 0o750); err != nil {
 		return err
 	}
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return fmt.Errorf("KUBEBUILDER_ASSETS is not set: set it as the Makefile does (bin/k8s/...)")
+	}
+	fmt.Fprintf(os.Stderr, "%d rounds of %d runs, about two minutes each; each run's JSON and log go to %s\n", rounds, len(builds), out)
 	results := map[string][]result{}
 	for i := range rounds {
 		for _, b := range order(builds, i) {
@@ -153,7 +157,6 @@ func run(olmsim, out string, namespaces, rounds int, builds []build) error {
 				r.Plans.Missed+r.Flip.Missed, time.Since(start).Round(time.Second))
 		}
 	}
-	fmt.Fprintf(os.Stderr, "runs' JSON and logs: %s\n", out)
 	return report(os.Stdout, builds, results)
 }
 
@@ -161,14 +164,11 @@ func run(olmsim, out string, namespaces, rounds int, builds []build) error {
 func runOnce(olmsim, out string, namespaces int, b build, round int) (result, error) {
 	base := filepath.Join(out, fmt.Sprintf("%s-%d", b.name, round))
 	args := []string{"--namespaces", fmt.Sprint(namespaces), "--flip", "--json", base + ".json"}
-	if b.binary != "" {
-		assets := os.Getenv("KUBEBUILDER_ASSETS")
-		if assets == "" {
-			return result{}, fmt.Errorf("KUBEBUILDER_ASSETS is not set: set it as the Makefile does (bin/k8s/...)")
-		}
+	if b.binary != "" { // olmsim runs both commands with /bin/sh
+		kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
 		args = append(args, "--crds", "config/crd/bases",
-			"--setup-cmd", filepath.Join(assets, "kubectl")+" create namespace tollgate-system",
-			"--manager-cmd", "exec "+b.binary+" run --global-catalog-namespace olm --metrics-bind-address 0 --health-probe-bind-address 0")
+			"--setup-cmd", quoted(kubectl)+" create namespace tollgate-system",
+			"--manager-cmd", "exec "+quoted(b.binary)+" run --global-catalog-namespace olm --metrics-bind-address 0 --health-probe-bind-address 0")
 	}
 	log, err := os.Create(base + ".log")
 	if err != nil {
@@ -190,6 +190,9 @@ func runOnce(olmsim, out string, namespaces int, b build, round int) (result, er
 	}
 	return r, nil
 }
+
+// quoted is s as one word of /bin/sh.
+func quoted(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // report prints, for each figure, each build's value per round and median, and each build's
 // median ratio to the bare approver of the same round; then the wrong and the missed

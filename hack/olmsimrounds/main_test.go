@@ -71,3 +71,8 @@ func TestMedian(t *testing.T) {
 	assert.Equal(t, 2.5, median([]float64{4, 1, 3, 2}))
 	assert.Equal(t, 0.0, median(nil))
 }
+
+func TestQuotedIsOneShellWord(t *testing.T) {
+	assert.Equal(t, `'bin/tollgate'`, quoted("bin/tollgate"))
+	assert.Equal(t, `'/tmp/it'\''s here/tollgate'`, quoted("/tmp/it's here/tollgate"))
+}
