@@ -160,10 +160,12 @@ func run(olmsim, out string, namespaces, rounds int, builds []build) error {
 	return report(os.Stdout, builds, results)
 }
 
-// runOnce runs olmsim once for b and reads its JSON.
+// runOnce runs olmsim once for b and reads its JSON. The run's JSON and log are NAME-ROUND.json
+// and .log in out; olmsim's own directory (the API server's and the manager's logs, the audit
+// log) is NAME-ROUND.
 func runOnce(olmsim, out string, namespaces int, b build, round int) (result, error) {
 	base := filepath.Join(out, fmt.Sprintf("%s-%d", b.name, round))
-	args := []string{"--namespaces", fmt.Sprint(namespaces), "--flip", "--json", base + ".json"}
+	args := []string{"--namespaces", fmt.Sprint(namespaces), "--flip", "--json", base + ".json", "--out", base}
 	if b.binary != "" { // olmsim runs both commands with /bin/sh
 		kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
 		args = append(args, "--crds", "config/crd/bases",
