@@ -5,6 +5,13 @@
 // two minutes; a build-to-build change of a tenth needs eight rounds or more
 // (docs/performance.md).
 //
+// Beside the latencies it reports what a run cost the machine: the CPU time of olmsim and
+// everything it ran and waited for (the API server, etcd, the system under test), and, for each
+// build, that CPU beyond the same round's bare approver divided by the build's approvals. On
+// a machine whose cores are all busy the latencies follow every process's load; the CPU beyond
+// the bare approver is Tollgate's own cost, its own and what it makes the API server and etcd
+// do.
+//
 //	make build && go -C ../shared/olmsim build -o "$PWD/bin/olmsim" .
 //	go run ./hack/olmsimrounds -rounds 8 before=bin/tollgate-before after=bin/tollgate
 package main
@@ -29,10 +36,13 @@ const bare = "bare"
 // build is one system under test: its name and the tollgate binary to run (none for bare).
 type build struct{ name, binary string }
 
-// result is what one olmsim run reported (its --json file).
+// result is what one olmsim run reported (its --json file), and the CPU time it took.
 type result struct {
-	Plans phase `json:"plans"`
-	Flip  phase `json:"flip"`
+	// CPU is the user and system time of olmsim and of its children it waited for (the
+	// control plane and the system under test), in seconds; not part of olmsim's report.
+	CPU   float64 `json:"-"`
+	Plans phase   `json:"plans"`
+	Flip  phase   `json:"flip"`
 	Write struct {
 		Phases []struct {
 			Phase string `json:"phase"`
@@ -42,6 +52,7 @@ type result struct {
 }
 
 type phase struct {
+	Correct int `json:"correct_approvals"`
 	Wrong   int `json:"wrong_approvals"`
 	Missed  int `json:"missed_approvals"`
 	Latency struct {
@@ -60,6 +71,7 @@ var figures = []struct {
 	{"flip p50 (ms)", func(r result) float64 { return r.Flip.Latency.P50 }},
 	{"flip p99 (ms)", func(r result) float64 { return r.Flip.Latency.P99 }},
 	{"writes in the flip window", func(r result) float64 { return float64(r.flipWrites()) }},
+	{"CPU of the whole run (s)", func(r result) float64 { return r.CPU }},
 }
 
 func (r result) flipWrites() int {
@@ -152,8 +164,8 @@ func run(olmsim, out string, namespaces, rounds int, builds []build) error {
 				return err
 			}
 			results[b.name] = append(results[b.name], r)
-			fmt.Fprintf(os.Stderr, "round %d of %d, %s: approval p50 %.0f ms, flip p50 %.0f ms, %d wrong, %d missed (%s)\n",
-				i+1, rounds, b.name, r.Plans.Latency.P50, r.Flip.Latency.P50, r.Plans.Wrong+r.Flip.Wrong,
+			fmt.Fprintf(os.Stderr, "round %d of %d, %s: approval p50 %.0f ms, flip p50 %.0f ms, CPU %.0f s, %d wrong, %d missed (%s)\n",
+				i+1, rounds, b.name, r.Plans.Latency.P50, r.Flip.Latency.P50, r.CPU, r.Plans.Wrong+r.Flip.Wrong,
 				r.Plans.Missed+r.Flip.Missed, time.Since(start).Round(time.Second))
 		}
 	}
@@ -190,6 +202,7 @@ func runOnce(olmsim, out string, namespaces int, b build, round int) (result, er
 	if err := json.Unmarshal(data, &r); err != nil {
 		return result{}, fmt.Errorf("%s.json: %w", base, err)
 	}
+	r.CPU = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	return r, nil
 }
 
@@ -212,6 +225,14 @@ func report(w io.Writer, builds []build, results map[string][]result) error {
 			fmt.Fprintln(w)
 		}
 	}
+	fmt.Fprintf(w, "\nCPU beyond the same round's bare approver, per approval (ms)\n")
+	for _, b := range builds {
+		if b.name == bare {
+			continue
+		}
+		beyond := cpuBeyond(results[b.name], results[bare])
+		fmt.Fprintf(w, "  %-12s %s   median %.1f\n", b.name, joined(beyond, "%.1f"), median(beyond))
+	}
 	wrong, missed := 0, 0
 	for _, rs := range results {
 		for _, r := range rs {
@@ -224,6 +245,18 @@ func report(w io.Writer, builds []build, results map[string][]result) error {
 		return fmt.Errorf("%d wrong and %d missed approvals: see the runs' logs", wrong, missed)
 	}
 	return nil
+}
+
+// cpuBeyond is, round by round, the CPU time of a build's run beyond the bare approver's run
+// of the same round, per approval the build made (plans and flip), in milliseconds.
+func cpuBeyond(rs, bareRuns []result) []float64 {
+	out := make([]float64, min(len(rs), len(bareRuns)))
+	for i := range out {
+		if n := rs[i].Plans.Correct + rs[i].Flip.Correct; n > 0 {
+			out[i] = 1000 * (rs[i].CPU - bareRuns[i].CPU) / float64(n)
+		}
+	}
+	return out
 }
 
 func mapped(rs []result, f func(result) float64) []float64 {

@@ -42,6 +42,7 @@ func TestReportGivesMediansAndRatiosToTheSameRoundsBare(t *testing.T) {
 	run := func(p50, flipWrites float64) result {
 		var r result
 		r.Plans.Latency.P50, r.Flip.Latency.P50 = p50, 2*p50
+		r.Plans.Correct, r.Flip.Correct, r.CPU = 800, 200, p50/2
 		r.Write.Phases = append(r.Write.Phases, struct {
 			Phase string `json:"phase"`
 			Total int    `json:"sut_writes_total"`
@@ -58,6 +59,8 @@ func TestReportGivesMediansAndRatiosToTheSameRoundsBare(t *testing.T) {
 	assert.Contains(t, out.String(), "new          300 200 240   median 240   to bare 2.00 2.00 1.20, median 2.00×")
 	assert.Contains(t, out.String(), "bare         150 100 200   median 150\n")
 	assert.Contains(t, out.String(), "new          400 380 390   median 390")
+	assert.Contains(t, out.String(), "new          150 100 120   median 120   to bare 2.00 2.00 1.20, median 2.00×")
+	assert.Contains(t, out.String(), "CPU beyond the same round's bare approver, per approval (ms)\n  new          75.0 50.0 20.0   median 50.0\n")
 	assert.Contains(t, out.String(), "in all runs: 0 wrong approvals, 0 missed")
 
 	results["new"][1].Flip.Wrong = 1
