@@ -40,15 +40,24 @@ type build struct{ name, binary string }
 type result struct {
 	// CPU is the user and system time of olmsim and of its children it waited for (the
 	// control plane and the system under test), in seconds; not part of olmsim's report.
-	CPU   float64 `json:"-"`
-	Plans phase   `json:"plans"`
-	Flip  phase   `json:"flip"`
-	Write struct {
-		Phases []struct {
-			Phase string `json:"phase"`
-			Total int    `json:"sut_writes_total"`
-		} `json:"phases"`
+	CPU float64 `json:"-"`
+	// PhaseCPU is the machine's busy CPU time in each of olmsim's phases, in seconds, by
+	// phase name; not part of olmsim's report.
+	PhaseCPU map[string]float64 `json:"-"`
+	Plans    phase              `json:"plans"`
+	Flip     phase              `json:"flip"`
+	Write    struct {
+		Phases []phaseWrites `json:"phases"`
 	} `json:"writes"`
+}
+
+// phaseWrites is one phase of olmsim's write report: its name, how long it took, and the
+// system under test's writes in it. The phases follow each other from the system under
+// test's start.
+type phaseWrites struct {
+	Phase   string  `json:"phase"`
+	Seconds float64 `json:"seconds"`
+	Total   int     `json:"sut_writes_total"`
 }
 
 type phase struct {
@@ -71,7 +80,21 @@ var figures = []struct {
 	{"flip p50 (ms)", func(r result) float64 { return r.Flip.Latency.P50 }},
 	{"flip p99 (ms)", func(r result) float64 { return r.Flip.Latency.P99 }},
 	{"writes in the flip window", func(r result) float64 { return float64(r.flipWrites()) }},
+	{"machine CPU in the plans phase (s)", func(r result) float64 { return r.PhaseCPU["plans"] }},
+	{"machine CPU in the flip phase (s)", func(r result) float64 { return r.PhaseCPU["flip"] }},
 	{"CPU of the whole run (s)", func(r result) float64 { return r.CPU }},
+}
+
+// beyond are the rows of CPU beyond the bare approver per approval: a CPU figure and the
+// approvals it is divided by.
+var beyond = []struct {
+	name      string
+	cpu       func(result) float64
+	approvals func(result) int
+}{
+	{"plans phase", func(r result) float64 { return r.PhaseCPU["plans"] }, func(r result) int { return r.Plans.Correct }},
+	{"flip phase", func(r result) float64 { return r.PhaseCPU["flip"] }, func(r result) int { return r.Flip.Correct }},
+	{"whole run", func(r result) float64 { return r.CPU }, func(r result) int { return r.Plans.Correct + r.Flip.Correct }},
 }
 
 func (r result) flipWrites() int {
@@ -191,7 +214,11 @@ func runOnce(olmsim, out string, namespaces int, b build, round int) (result, er
 	defer func() { _ = log.Close() }()
 	cmd := exec.Command(olmsim, args...) //nolint:gosec // the olmsim binary the person running this names
 	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Run(); err != nil {
+	start, stop := time.Now(), make(chan struct{})
+	samples := sampleCPU(100*time.Millisecond, stop)
+	err = cmd.Run()
+	close(stop)
+	if err != nil {
 		return result{}, fmt.Errorf("olmsim for %s, round %d: %w (its log: %s.log)", b.name, round, err, base)
 	}
 	data, err := os.ReadFile(base + ".json")
@@ -203,6 +230,15 @@ func runOnce(olmsim, out string, namespaces int, b build, round int) (result, er
 		return result{}, fmt.Errorf("%s.json: %w", base, err)
 	}
 	r.CPU = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+	logged, err := os.ReadFile(base + ".log")
+	if err != nil {
+		return result{}, err
+	}
+	sutStart, err := sutStarted(logged, start)
+	if err != nil {
+		return result{}, fmt.Errorf("%s.log: %w", base, err)
+	}
+	r.PhaseCPU = phaseCPU(<-samples, sutStart, r.Write.Phases)
 	return r, nil
 }
 
@@ -225,13 +261,14 @@ func report(w io.Writer, builds []build, results map[string][]result) error {
 			fmt.Fprintln(w)
 		}
 	}
-	fmt.Fprintf(w, "\nCPU beyond the same round's bare approver, per approval (ms)\n")
-	for _, b := range builds {
-		if b.name == bare {
-			continue
+	for _, row := range beyond {
+		fmt.Fprintf(w, "\nCPU beyond the same round's bare approver per approval, %s (ms)\n", row.name)
+		for _, b := range builds {
+			if b.name != bare {
+				ms := cpuBeyond(results[b.name], results[bare], row.cpu, row.approvals)
+				fmt.Fprintf(w, "  %-12s %s   median %.1f\n", b.name, joined(ms, "%.1f"), median(ms))
+			}
 		}
-		beyond := cpuBeyond(results[b.name], results[bare])
-		fmt.Fprintf(w, "  %-12s %s   median %.1f\n", b.name, joined(beyond, "%.1f"), median(beyond))
 	}
 	wrong, missed := 0, 0
 	for _, rs := range results {
@@ -248,12 +285,12 @@ func report(w io.Writer, builds []build, results map[string][]result) error {
 }
 
 // cpuBeyond is, round by round, the CPU time of a build's run beyond the bare approver's run
-// of the same round, per approval the build made (plans and flip), in milliseconds.
-func cpuBeyond(rs, bareRuns []result) []float64 {
+// of the same round, per approval the build made, in milliseconds.
+func cpuBeyond(rs, bareRuns []result, cpu func(result) float64, approvals func(result) int) []float64 {
 	out := make([]float64, min(len(rs), len(bareRuns)))
 	for i := range out {
-		if n := rs[i].Plans.Correct + rs[i].Flip.Correct; n > 0 {
-			out[i] = 1000 * (rs[i].CPU - bareRuns[i].CPU) / float64(n)
+		if n := approvals(rs[i]); n > 0 {
+			out[i] = 1000 * (cpu(rs[i]) - cpu(bareRuns[i])) / float64(n)
 		}
 	}
 	return out

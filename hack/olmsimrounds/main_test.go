@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,10 +44,8 @@ func TestReportGivesMediansAndRatiosToTheSameRoundsBare(t *testing.T) {
 		var r result
 		r.Plans.Latency.P50, r.Flip.Latency.P50 = p50, 2*p50
 		r.Plans.Correct, r.Flip.Correct, r.CPU = 800, 200, p50/2
-		r.Write.Phases = append(r.Write.Phases, struct {
-			Phase string `json:"phase"`
-			Total int    `json:"sut_writes_total"`
-		}{"flip", int(flipWrites)})
+		r.PhaseCPU = map[string]float64{"plans": p50 / 10, "flip": p50 / 100}
+		r.Write.Phases = append(r.Write.Phases, phaseWrites{Phase: "flip", Total: int(flipWrites)})
 		return r
 	}
 	builds := []build{{name: "new"}, {name: bare}}
@@ -60,7 +59,9 @@ func TestReportGivesMediansAndRatiosToTheSameRoundsBare(t *testing.T) {
 	assert.Contains(t, out.String(), "bare         150 100 200   median 150\n")
 	assert.Contains(t, out.String(), "new          400 380 390   median 390")
 	assert.Contains(t, out.String(), "new          150 100 120   median 120   to bare 2.00 2.00 1.20, median 2.00×")
-	assert.Contains(t, out.String(), "CPU beyond the same round's bare approver, per approval (ms)\n  new          75.0 50.0 20.0   median 50.0\n")
+	assert.Contains(t, out.String(), "CPU beyond the same round's bare approver per approval, whole run (ms)\n  new          75.0 50.0 20.0   median 50.0\n")
+	assert.Contains(t, out.String(), "CPU beyond the same round's bare approver per approval, plans phase (ms)\n  new          18.8 12.5 5.0   median 12.5\n")
+	assert.Contains(t, out.String(), "CPU beyond the same round's bare approver per approval, flip phase (ms)\n  new          7.5 5.0 2.0   median 5.0\n")
 	assert.Contains(t, out.String(), "in all runs: 0 wrong approvals, 0 missed")
 
 	results["new"][1].Flip.Wrong = 1
@@ -78,4 +79,37 @@ func TestMedian(t *testing.T) {
 func TestQuotedIsOneShellWord(t *testing.T) {
 	assert.Equal(t, `'bin/tollgate'`, quoted("bin/tollgate"))
 	assert.Equal(t, `'/tmp/it'\''s here/tollgate'`, quoted("/tmp/it's here/tollgate"))
+}
+
+func TestBusyOfCountsAllButIdleAndIowait(t *testing.T) {
+	busy, err := busyOf("cpu  100 20 30 5000 70 1 2 3 40 0")
+	require.NoError(t, err)
+	assert.InDelta(t, 1.56, busy, 1e-9, "user, nice, system, irq, softirq and steal, in hundredths of a second")
+	for _, line := range []string{"", "intr 1 2 3", "cpu 1 2 3", "cpu  1 2 x 4 5 6 7 8"} {
+		_, err := busyOf(line)
+		assert.Error(t, err, "%q", line)
+	}
+}
+
+func TestPhaseCPUInterpolatesBetweenSamples(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 23, 59, 0, 0, time.UTC)
+	samples := []sample{{t0, 10}, {t0.Add(10 * time.Second), 20}, {t0.Add(20 * time.Second), 40}}
+	phases := []phaseWrites{{Phase: "startup", Seconds: 5}, {Phase: "plans", Seconds: 10}, {Phase: "flip", Seconds: 10}}
+	got := phaseCPU(samples, t0, phases)
+	assert.InDelta(t, 5.0, got["startup"], 1e-9)
+	assert.InDelta(t, 15.0, got["plans"], 1e-9, "5 of the first ten seconds' 10, 5 of the next ten's 20")
+	assert.InDelta(t, 10.0, got["flip"], 1e-9, "up to the last sample, none after it")
+}
+
+func TestSUTStartedReadsOlmsimsLog(t *testing.T) {
+	runStart := time.Date(2026, 11, 26, 23, 59, 50, 0, time.UTC)
+	log := "olmsim 23:59:50.100 output directory /tmp/x\n" +
+		"I1126 23:59:59.000000 1 transport.go:356] system under test: not olmsim's line\n" +
+		"olmsim 00:00:01.250 system under test: built-in \"correct\" approver (as user olmsim-sut)\n"
+	at, err := sutStarted([]byte(log), runStart)
+	require.NoError(t, err)
+	assert.Equal(t, time.Date(2026, 11, 27, 0, 0, 1, 250e6, time.UTC), at, "past midnight is the next day")
+
+	_, err = sutStarted([]byte("olmsim 23:59:50.100 output directory /tmp/x\n"), runStart)
+	assert.Error(t, err)
 }
