@@ -72,17 +72,18 @@ type phase struct {
 
 // figures are the rows printed, each read from a result.
 var figures = []struct {
-	name  string
-	value func(result) float64
+	name   string
+	format string
+	value  func(result) float64
 }{
-	{"approval p50 (ms)", func(r result) float64 { return r.Plans.Latency.P50 }},
-	{"approval p99 (ms)", func(r result) float64 { return r.Plans.Latency.P99 }},
-	{"flip p50 (ms)", func(r result) float64 { return r.Flip.Latency.P50 }},
-	{"flip p99 (ms)", func(r result) float64 { return r.Flip.Latency.P99 }},
-	{"writes in the flip window", func(r result) float64 { return float64(r.flipWrites()) }},
-	{"machine CPU in the plans phase (s)", func(r result) float64 { return r.PhaseCPU["plans"] }},
-	{"machine CPU in the flip phase (s)", func(r result) float64 { return r.PhaseCPU["flip"] }},
-	{"CPU of the whole run (s)", func(r result) float64 { return r.CPU }},
+	{"approval p50 (ms)", "%.0f", func(r result) float64 { return r.Plans.Latency.P50 }},
+	{"approval p99 (ms)", "%.0f", func(r result) float64 { return r.Plans.Latency.P99 }},
+	{"flip p50 (ms)", "%.0f", func(r result) float64 { return r.Flip.Latency.P50 }},
+	{"flip p99 (ms)", "%.0f", func(r result) float64 { return r.Flip.Latency.P99 }},
+	{"writes in the flip window", "%.0f", func(r result) float64 { return float64(r.flipWrites()) }},
+	{"machine CPU in the plans phase (s)", "%.1f", func(r result) float64 { return r.PhaseCPU["plans"] }},
+	{"machine CPU in the flip phase (s)", "%.1f", func(r result) float64 { return r.PhaseCPU["flip"] }},
+	{"CPU of the whole run (s)", "%.1f", func(r result) float64 { return r.CPU }},
 }
 
 // beyond are the rows of CPU beyond the bare approver per approval: a CPU figure and the
@@ -196,8 +197,8 @@ func run(olmsim, out string, namespaces, rounds int, builds []build) error {
 }
 
 // runOnce runs olmsim once for b and reads its JSON. The run's JSON and log are NAME-ROUND.json
-// and .log in out; olmsim's own directory (the API server's and the manager's logs, the audit
-// log) is NAME-ROUND.
+// and .log in out, the CPU it took NAME-ROUND.cpu.json; olmsim's own directory (the API
+// server's and the manager's logs, the audit log) is NAME-ROUND.
 func runOnce(olmsim, out string, namespaces int, b build, round int) (result, error) {
 	base := filepath.Join(out, fmt.Sprintf("%s-%d", b.name, round))
 	args := []string{"--namespaces", fmt.Sprint(namespaces), "--flip", "--json", base + ".json", "--out", base}
@@ -239,7 +240,11 @@ func runOnce(olmsim, out string, namespaces int, b build, round int) (result, er
 		return result{}, fmt.Errorf("%s.log: %w", base, err)
 	}
 	r.PhaseCPU = phaseCPU(<-samples, sutStart, r.Write.Phases)
-	return r, nil
+	cpu, err := json.MarshalIndent(map[string]any{"cpu_seconds": r.CPU, "machine_cpu_seconds_by_phase": r.PhaseCPU}, "", "  ")
+	if err != nil {
+		return result{}, err
+	}
+	return r, os.WriteFile(base+".cpu.json", append(cpu, '\n'), 0o600)
 }
 
 // quoted is s as one word of /bin/sh.
@@ -253,7 +258,7 @@ func report(w io.Writer, builds []build, results map[string][]result) error {
 		fmt.Fprintf(w, "\n%s\n", f.name)
 		for _, b := range builds {
 			values := mapped(results[b.name], f.value)
-			fmt.Fprintf(w, "  %-12s %s   median %.0f", b.name, joined(values, "%.0f"), median(values))
+			fmt.Fprintf(w, "  %-12s %s   median "+f.format, b.name, joined(values, f.format), median(values))
 			if b.name != bare {
 				ratios := ratios(values, mapped(results[bare], f.value))
 				fmt.Fprintf(w, "   to bare %s, median %.2f×", joined(ratios, "%.2f"), median(ratios))
