@@ -10,18 +10,31 @@ import (
 	"time"
 )
 
-// userHZ is the unit of /proc/stat's times on Linux: hundredths of a second.
+// userHZ is the unit of /proc's times on Linux: hundredths of a second.
 const userHZ = 100
 
-// sample is the machine's busy CPU time since boot at one instant, in seconds.
+// Where CPU time is counted: the whole machine, and olmsim's processes by their part.
+const (
+	machine   = "machine"
+	apiServer = "API server"
+	etcdPart  = "etcd"
+	sutPart   = "system under test"
+	harness   = "olmsim"
+)
+
+// parts are the processes' parts, in the order they are reported.
+var parts = []string{sutPart, apiServer, etcdPart, harness}
+
+// sample is the CPU time since boot (the machine's) or since start (a part's) at one
+// instant, in seconds, by where it is counted.
 type sample struct {
-	at   time.Time
-	busy float64
+	at  time.Time
+	cpu map[string]float64
 }
 
-// sampleCPU reads the machine's busy CPU time every interval until stop is closed, then
-// sends what it read.
-func sampleCPU(interval time.Duration, stop <-chan struct{}) <-chan []sample {
+// sampleCPU reads the machine's busy CPU time, and that of the processes olmsim (pid root)
+// started by their part, every interval until stop is closed, then sends what it read.
+func sampleCPU(root int, interval time.Duration, stop <-chan struct{}) <-chan []sample {
 	done := make(chan []sample, 1)
 	go func() {
 		var samples []sample
@@ -29,7 +42,9 @@ func sampleCPU(interval time.Duration, stop <-chan struct{}) <-chan []sample {
 		defer tick.Stop()
 		for {
 			if busy, err := machineBusy(); err == nil {
-				samples = append(samples, sample{time.Now(), busy})
+				cpu := processCPU(root)
+				cpu[machine] = busy
+				samples = append(samples, sample{time.Now(), cpu})
 			}
 			select {
 			case <-stop:
@@ -72,13 +87,95 @@ func busyOf(cpuLine string) (float64, error) {
 	return busy / userHZ, nil
 }
 
-// busyAt is the busy CPU time at t, interpolated between the samples around it.
-func busyAt(samples []sample, t time.Time) float64 {
+// proc is one process as /proc/PID/stat gives it.
+type proc struct {
+	ppid int
+	comm string
+	cpu  float64 // user and system time, in seconds
+}
+
+// processCPU is the CPU time of root and the processes under it, by part: the API server,
+// etcd, olmsim itself (root, with its in-process approver) and the rest (the system under test
+// and its set-up command). A process that ended since the last sample takes its last
+// hundredths with it.
+func processCPU(root int) map[string]float64 {
+	procs := map[int]proc{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if data, err := os.ReadFile("/proc/" + d.Name() + "/stat"); err == nil {
+			if p, ok := parseStat(string(data)); ok {
+				procs[pid] = p
+			}
+		}
+	}
+	out := map[string]float64{}
+	for pid, p := range procs {
+		if under(procs, pid, root) {
+			out[partOf(pid, root, p.comm)] += p.cpu
+		}
+	}
+	return out
+}
+
+// parseStat reads a /proc/PID/stat line: "PID (COMM) STATE PPID ..." with utime and stime
+// the 14th and 15th fields. COMM may hold spaces and parentheses.
+func parseStat(line string) (proc, bool) {
+	open, end := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
+	if open < 0 || end < open {
+		return proc{}, false
+	}
+	rest := strings.Fields(line[end+1:]) // from the 3rd field on
+	if len(rest) < 13 {
+		return proc{}, false
+	}
+	ppid, err1 := strconv.Atoi(rest[1])
+	utime, err2 := strconv.ParseFloat(rest[11], 64)
+	stime, err3 := strconv.ParseFloat(rest[12], 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return proc{}, false
+	}
+	return proc{ppid: ppid, comm: line[open+1 : end], cpu: (utime + stime) / userHZ}, true
+}
+
+// under says whether pid is root or one of its descendants.
+func under(procs map[int]proc, pid, root int) bool {
+	for range 64 { // deeper than any process tree olmsim makes
+		if pid == root {
+			return true
+		}
+		p, ok := procs[pid]
+		if !ok || p.ppid == 0 {
+			return false
+		}
+		pid = p.ppid
+	}
+	return false
+}
+
+func partOf(pid, root int, comm string) string {
+	switch {
+	case pid == root:
+		return harness
+	case comm == "kube-apiserver":
+		return apiServer
+	case comm == "etcd":
+		return etcdPart
+	default:
+		return sutPart
+	}
+}
+
+// cpuAt is the CPU time counted at key at t, interpolated between the samples around it.
+func cpuAt(samples []sample, key string, t time.Time) float64 {
 	if len(samples) == 0 {
 		return 0
 	}
 	if !t.After(samples[0].at) {
-		return samples[0].busy
+		return samples[0].cpu[key]
 	}
 	for i := 1; i < len(samples); i++ {
 		a, b := samples[i-1], samples[i]
@@ -86,19 +183,22 @@ func busyAt(samples []sample, t time.Time) float64 {
 			continue
 		}
 		f := float64(t.Sub(a.at)) / float64(b.at.Sub(a.at))
-		return a.busy + f*(b.busy-a.busy)
+		return a.cpu[key] + f*(b.cpu[key]-a.cpu[key])
 	}
-	return samples[len(samples)-1].busy
+	return samples[len(samples)-1].cpu[key]
 }
 
-// phaseCPU is the machine's busy CPU time in each of olmsim's phases, which follow each other
-// from the system under test's start.
-func phaseCPU(samples []sample, start time.Time, phases []phaseWrites) map[string]float64 {
-	out := map[string]float64{}
+// phaseCPU is the CPU time in each of olmsim's phases, which follow each other from the
+// system under test's start, by phase and by where it is counted (machine and parts).
+func phaseCPU(samples []sample, start time.Time, phases []phaseWrites) map[string]map[string]float64 {
+	out := map[string]map[string]float64{}
 	from := start
 	for _, p := range phases {
 		to := from.Add(time.Duration(p.Seconds * float64(time.Second)))
-		out[p.Phase] = busyAt(samples, to) - busyAt(samples, from)
+		out[p.Phase] = map[string]float64{}
+		for _, key := range append([]string{machine}, parts...) {
+			out[p.Phase][key] = cpuAt(samples, key, to) - cpuAt(samples, key, from)
+		}
 		from = to
 	}
 	return out

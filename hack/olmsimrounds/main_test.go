@@ -44,7 +44,7 @@ func TestReportGivesMediansAndRatiosToTheSameRoundsBare(t *testing.T) {
 		var r result
 		r.Plans.Latency.P50, r.Flip.Latency.P50 = p50, 2*p50
 		r.Plans.Correct, r.Flip.Correct, r.CPU = 800, 200, p50/2
-		r.PhaseCPU = map[string]float64{"plans": p50 / 10, "flip": p50 / 100}
+		r.PhaseCPU = map[string]map[string]float64{"plans": {machine: p50 / 10, apiServer: p50 / 20}, "flip": {machine: p50 / 100}}
 		r.Write.Phases = append(r.Write.Phases, phaseWrites{Phase: "flip", Total: int(flipWrites)})
 		return r
 	}
@@ -59,6 +59,7 @@ func TestReportGivesMediansAndRatiosToTheSameRoundsBare(t *testing.T) {
 	assert.Contains(t, out.String(), "bare         150 100 200   median 150\n")
 	assert.Contains(t, out.String(), "new          400 380 390   median 390")
 	assert.Contains(t, out.String(), "new          150.0 100.0 120.0   median 120.0   to bare 2.00 2.00 1.20, median 2.00×")
+	assert.Contains(t, out.String(), "CPU in the plans phase, API server (s)\n  new          15.0 10.0 12.0   median 12.0   to bare 2.00 2.00 1.20, median 2.00×")
 	assert.Contains(t, out.String(), "CPU beyond the same round's bare approver per approval, whole run (ms)\n  new          75.0 50.0 20.0   median 50.0\n")
 	assert.Contains(t, out.String(), "CPU beyond the same round's bare approver per approval, plans phase (ms)\n  new          18.8 12.5 5.0   median 12.5\n")
 	assert.Contains(t, out.String(), "CPU beyond the same round's bare approver per approval, flip phase (ms)\n  new          7.5 5.0 2.0   median 5.0\n")
@@ -93,12 +94,45 @@ func TestBusyOfCountsAllButIdleAndIowait(t *testing.T) {
 
 func TestPhaseCPUInterpolatesBetweenSamples(t *testing.T) {
 	t0 := time.Date(2026, 11, 26, 23, 59, 0, 0, time.UTC)
-	samples := []sample{{t0, 10}, {t0.Add(10 * time.Second), 20}, {t0.Add(20 * time.Second), 40}}
+	at := func(s float64, machineCPU, api float64) sample {
+		return sample{t0.Add(time.Duration(s * float64(time.Second))), map[string]float64{machine: machineCPU, apiServer: api}}
+	}
+	samples := []sample{at(0, 10, 0), at(10, 20, 4), at(20, 40, 12)}
 	phases := []phaseWrites{{Phase: "startup", Seconds: 5}, {Phase: "plans", Seconds: 10}, {Phase: "flip", Seconds: 10}}
 	got := phaseCPU(samples, t0, phases)
-	assert.InDelta(t, 5.0, got["startup"], 1e-9)
-	assert.InDelta(t, 15.0, got["plans"], 1e-9, "5 of the first ten seconds' 10, 5 of the next ten's 20")
-	assert.InDelta(t, 10.0, got["flip"], 1e-9, "up to the last sample, none after it")
+	assert.InDelta(t, 5.0, got["startup"][machine], 1e-9)
+	assert.InDelta(t, 15.0, got["plans"][machine], 1e-9, "5 of the first ten seconds' 10, 5 of the next ten's 20")
+	assert.InDelta(t, 6.0, got["plans"][apiServer], 1e-9)
+	assert.InDelta(t, 10.0, got["flip"][machine], 1e-9, "up to the last sample, none after it")
+	assert.InDelta(t, 0.0, got["flip"][etcdPart], 1e-9, "a part never seen took none")
+}
+
+func TestParseStatAndParts(t *testing.T) {
+	p, ok := parseStat("4242 (kube-apiserver) S 4200 4242 4200 0 -1 4194560 100 0 0 0 1234 566 0 0 20 0 12 0 99 1 2")
+	require.True(t, ok)
+	assert.Equal(t, proc{ppid: 4200, comm: "kube-apiserver", cpu: 18.0}, p)
+	p, ok = parseStat("7 (a (b) c) R 1 7 1 0 -1 0 0 0 0 0 50 50 0 0 20 0 1 0 5 1 2")
+	require.True(t, ok, "a command name with spaces and parentheses")
+	assert.Equal(t, proc{ppid: 1, comm: "a (b) c", cpu: 1.0}, p)
+	for _, line := range []string{"", "1 (x", "1 (x) S", "1 (x) S y 1 1 0 -1 0 0 0 0 0 1 1"} {
+		_, ok := parseStat(line)
+		assert.False(t, ok, "%q", line)
+	}
+
+	procs := map[int]proc{1: {}, 10: {ppid: 1}, 11: {ppid: 10, comm: "kube-apiserver"}, 12: {ppid: 10, comm: "sh"}, 13: {ppid: 12, comm: "tollgate"}, 20: {ppid: 1}}
+	assert.True(t, under(procs, 13, 10))
+	assert.True(t, under(procs, 10, 10))
+	assert.False(t, under(procs, 20, 10))
+	assert.False(t, under(procs, 99, 10), "a process that is gone")
+	assert.Equal(t, harness, partOf(10, 10, "olmsim"))
+	assert.Equal(t, apiServer, partOf(11, 10, "kube-apiserver"))
+	assert.Equal(t, etcdPart, partOf(14, 10, "etcd"))
+	assert.Equal(t, sutPart, partOf(13, 10, "tollgate"))
+}
+
+func TestProcessCPUSeesThisTestsOwnProcess(t *testing.T) {
+	cpu := processCPU(os.Getpid())
+	assert.Contains(t, cpu, harness, "the root's own CPU time is counted as olmsim's")
 }
 
 func TestSUTStartedReadsOlmsimsLog(t *testing.T) {
