@@ -267,8 +267,10 @@ func report(w io.Writer, builds []build, results map[string][]result) error {
 		for _, b := range builds {
 			values := mapped(results[b.name], f.value)
 			fmt.Fprintf(w, "  %-12s %s   median "+f.format, b.name, joined(values, f.format), median(values))
-			if b.name != bare {
-				ratios := ratios(values, mapped(results[bare], f.value))
+			// No ratio where the bare approver has nothing to compare with (the system under
+			// test's own process: the bare approver runs inside olmsim).
+			if baseline := mapped(results[bare], f.value); b.name != bare && slices.ContainsFunc(baseline, func(x float64) bool { return x != 0 }) {
+				ratios := ratios(values, baseline)
 				fmt.Fprintf(w, "   to bare %s, median %.2f×", joined(ratios, "%.2f"), median(ratios))
 			}
 			fmt.Fprintln(w)

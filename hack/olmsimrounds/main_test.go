@@ -59,6 +59,7 @@ func TestReportGivesMediansAndRatiosToTheSameRoundsBare(t *testing.T) {
 	assert.Contains(t, out.String(), "bare         150 100 200   median 150\n")
 	assert.Contains(t, out.String(), "new          400 380 390   median 390")
 	assert.Contains(t, out.String(), "new          150.0 100.0 120.0   median 120.0   to bare 2.00 2.00 1.20, median 2.00×")
+	assert.Contains(t, out.String(), "CPU in the plans phase, system under test (s)\n  new          0.0 0.0 0.0   median 0.0\n", "no ratio to a baseline of nothing")
 	assert.Contains(t, out.String(), "CPU in the plans phase, API server (s)\n  new          15.0 10.0 12.0   median 12.0   to bare 2.00 2.00 1.20, median 2.00×")
 	assert.Contains(t, out.String(), "CPU beyond the same round's bare approver per approval, whole run (ms)\n  new          75.0 50.0 20.0   median 50.0\n")
 	assert.Contains(t, out.String(), "CPU beyond the same round's bare approver per approval, plans phase (ms)\n  new          18.8 12.5 5.0   median 12.5\n")
