@@ -6,11 +6,12 @@
 // (docs/performance.md).
 //
 // Beside the latencies it reports what a run cost the machine: the CPU time of olmsim and
-// everything it ran and waited for (the API server, etcd, the system under test), and, for each
-// build, that CPU beyond the same round's bare approver divided by the build's approvals. On
-// a machine whose cores are all busy the latencies follow every process's load; the CPU beyond
-// the bare approver is Tollgate's own cost, its own and what it makes the API server and etcd
-// do.
+// everything it ran and waited for (the API server, etcd, the system under test); the
+// machine's CPU in the plans and the flip phases, and the plans phase's by process; and, for
+// each build, the CPU beyond the same round's bare approver divided by the build's approvals.
+// On a machine whose cores are all busy the latencies follow every process's load; the CPU
+// beyond the bare approver is what Tollgate costs, its own work and what it makes the API
+// server and etcd do. It reads /proc, so it runs on Linux.
 //
 //	make build && go -C ../shared/olmsim build -o "$PWD/bin/olmsim" .
 //	go run ./hack/olmsimrounds -rounds 8 before=bin/tollgate-before after=bin/tollgate
