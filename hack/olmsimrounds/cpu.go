@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -38,11 +39,12 @@ func sampleCPU(root int, interval time.Duration, stop <-chan struct{}) <-chan []
 	done := make(chan []sample, 1)
 	go func() {
 		var samples []sample
+		seen := map[int]counted{} // every process of olmsim's seen so far, as last seen
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
 			if busy, err := machineBusy(); err == nil {
-				cpu := processCPU(root)
+				cpu := tally(seen, processCPU(root))
 				cpu[machine] = busy
 				samples = append(samples, sample{time.Now(), cpu})
 			}
@@ -94,11 +96,27 @@ type proc struct {
 	cpu  float64 // user and system time, in seconds
 }
 
-// processCPU is the CPU time of root and the processes under it, by part: the API server,
-// etcd, olmsim itself (root, with its in-process approver) and the rest (the system under test
-// and its set-up command). A process that ended since the last sample takes its last
-// hundredths with it.
-func processCPU(root int) map[string]float64 {
+// tally adds the processes read now to those seen before (a process that has ended stays at
+// what it was last seen at, so a part's time never falls) and sums their CPU time by part.
+func tally(seen, now map[int]counted) map[string]float64 {
+	maps.Copy(seen, now)
+	cpu := map[string]float64{}
+	for _, c := range seen {
+		cpu[c.part] += c.cpu
+	}
+	return cpu
+}
+
+// counted is a process's CPU time (user and system, in seconds) and the part it counts for.
+type counted struct {
+	part string
+	cpu  float64
+}
+
+// processCPU is the CPU time of root and of each process under it, by pid, with its part: the
+// API server, etcd, olmsim itself (root, with its in-process approver) and the rest (the
+// system under test and its set-up command).
+func processCPU(root int) map[int]counted {
 	procs := map[int]proc{}
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
@@ -112,10 +130,10 @@ func processCPU(root int) map[string]float64 {
 			}
 		}
 	}
-	out := map[string]float64{}
+	out := map[int]counted{}
 	for pid, p := range procs {
 		if under(procs, pid, root) {
-			out[partOf(pid, root, p.comm)] += p.cpu
+			out[pid] = counted{partOf(pid, root, p.comm), p.cpu}
 		}
 	}
 	return out

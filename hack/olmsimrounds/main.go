@@ -214,20 +214,7 @@ func runOnce(olmsim, out string, namespaces int, b build, round int) (result, er
 			"--setup-cmd", quoted(kubectl)+" create namespace tollgate-system",
 			"--manager-cmd", "exec "+quoted(b.binary)+" run --global-catalog-namespace olm --metrics-bind-address 0 --health-probe-bind-address 0")
 	}
-	log, err := os.Create(base + ".log")
-	if err != nil {
-		return result{}, err
-	}
-	defer func() { _ = log.Close() }()
-	cmd := exec.Command(olmsim, args...) //nolint:gosec // the olmsim binary the person running this names
-	cmd.Stdout, cmd.Stderr = log, log
-	start, stop := time.Now(), make(chan struct{})
-	if err := cmd.Start(); err != nil {
-		return result{}, fmt.Errorf("olmsim for %s, round %d: %w", b.name, round, err)
-	}
-	samples := sampleCPU(cmd.Process.Pid, 100*time.Millisecond, stop)
-	err = cmd.Wait()
-	close(stop)
+	cmd, start, samples, err := runSampled(olmsim, args, base+".log")
 	if err != nil {
 		return result{}, fmt.Errorf("olmsim for %s, round %d: %w (its log: %s.log)", b.name, round, err, base)
 	}
@@ -248,12 +235,33 @@ func runOnce(olmsim, out string, namespaces int, b build, round int) (result, er
 	if err != nil {
 		return result{}, fmt.Errorf("%s.log: %w", base, err)
 	}
-	r.PhaseCPU = phaseCPU(<-samples, sutStart, r.Write.Phases)
+	r.PhaseCPU = phaseCPU(samples, sutStart, r.Write.Phases)
 	cpu, err := json.MarshalIndent(map[string]any{"cpu_seconds": r.CPU, "cpu_seconds_by_phase": r.PhaseCPU}, "", "  ")
 	if err != nil {
 		return result{}, err
 	}
 	return r, os.WriteFile(base+".cpu.json", append(cpu, '\n'), 0o600)
+}
+
+// runSampled runs olmsim with args, its output to the file logPath, and samples the CPU time
+// of the machine and of olmsim's processes while it runs. It returns the finished command,
+// when it started, and the samples.
+func runSampled(olmsim string, args []string, logPath string) (*exec.Cmd, time.Time, []sample, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, time.Time{}, nil, err
+	}
+	defer func() { _ = log.Close() }()
+	cmd := exec.Command(olmsim, args...) //nolint:gosec // the olmsim binary the person running this names
+	cmd.Stdout, cmd.Stderr = log, log
+	start, stop := time.Now(), make(chan struct{})
+	if err := cmd.Start(); err != nil {
+		return nil, start, nil, err
+	}
+	sampled := sampleCPU(cmd.Process.Pid, 100*time.Millisecond, stop)
+	err = cmd.Wait()
+	close(stop)
+	return cmd, start, <-sampled, err
 }
 
 // quoted is s as one word of /bin/sh.

@@ -131,9 +131,16 @@ func TestParseStatAndParts(t *testing.T) {
 	assert.Equal(t, sutPart, partOf(13, 10, "tollgate"))
 }
 
+func TestTallyKeepsEndedProcesses(t *testing.T) {
+	seen := map[int]counted{}
+	assert.Equal(t, map[string]float64{apiServer: 5, sutPart: 3}, tally(seen, map[int]counted{1: {apiServer, 5}, 2: {sutPart, 1}, 3: {sutPart, 2}}))
+	assert.Equal(t, map[string]float64{apiServer: 6, sutPart: 4}, tally(seen, map[int]counted{1: {apiServer, 6}, 3: {sutPart, 3}}),
+		"process 2 has ended: its last second still counts")
+}
+
 func TestProcessCPUSeesThisTestsOwnProcess(t *testing.T) {
 	cpu := processCPU(os.Getpid())
-	assert.Contains(t, cpu, harness, "the root's own CPU time is counted as olmsim's")
+	assert.Equal(t, harness, cpu[os.Getpid()].part, "the root's own CPU time is counted as olmsim's")
 }
 
 func TestSUTStartedReadsOlmsimsLog(t *testing.T) {
