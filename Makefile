@@ -151,7 +151,7 @@ OLMSIM_ROUNDS ?= 8
 OLMSIM_BUILDS ?= tollgate=bin/tollgate
 
 .PHONY: olmsim-rounds
-olmsim-rounds: controlplane build ## Run ../shared/olmsim --flip at 1,000 namespaces for OLMSIM_BUILDS and the bare approver, alternated OLMSIM_ROUNDS times (8); print medians and ratios.
+olmsim-rounds: controlplane build ## Run ../shared/olmsim --flip at 1,000 namespaces for OLMSIM_BUILDS and the bare approver, alternated OLMSIM_ROUNDS times (8); print medians, ratios and what each run cost the machine in CPU.
 	@test -d ../shared/olmsim || { echo "olmsim-rounds needs olmsim in ../shared/olmsim"; exit 1; }
 	$(GO) -C ../shared/olmsim build -o "$(CURDIR)/bin/olmsim" .
 	$(GO) run ./hack/olmsimrounds -rounds $(OLMSIM_ROUNDS) $(OLMSIM_BUILDS)
