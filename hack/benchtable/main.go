@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tollgate-dev/tollgate/hack/internal/stats"
 )
 
 // metric names one value a benchmark reports: its name without the -GOMAXPROCS suffix, and
@@ -169,18 +171,7 @@ func parse(r io.Reader) (results, error) {
 }
 
 // median of the runs; ok is false when the metric was not reported.
-func (r results) median(m metric) (v float64, ok bool) {
-	vs := slices.Clone(r[m])
-	if len(vs) == 0 {
-		return 0, false
-	}
-	slices.Sort(vs)
-	mid := len(vs) / 2
-	if len(vs)%2 == 0 {
-		return (vs[mid-1] + vs[mid]) / 2, true
-	}
-	return vs[mid], true
-}
+func (r results) median(m metric) (v float64, ok bool) { return stats.Median(r[m]) }
 
 // row is one figure's cells.
 type row struct{ label, value, base, ratio, target, meets string }

@@ -18,7 +18,6 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -29,6 +28,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tollgate-dev/tollgate/hack/internal/stats"
 )
 
 // bare names olmsim's own approver among the builds.
@@ -339,22 +340,16 @@ func ratios(values, baseline []float64) []float64 {
 	return out
 }
 
+// median is the middle of xs, 0 when there is none.
 func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.SortFunc(s, cmp.Compare)
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
+	m, _ := stats.Median(xs)
+	return m
 }
 
 func joined(xs []float64, format string) string {
-	parts := make([]string, len(xs))
+	words := make([]string, len(xs))
 	for i, x := range xs {
-		parts[i] = fmt.Sprintf(format, x)
+		words[i] = fmt.Sprintf(format, x)
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(words, " ")
 }
