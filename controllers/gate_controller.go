@@ -247,8 +247,9 @@ type pendingStatus struct {
 }
 
 // statusOf is the status dec gives gate. approving names the plan about to be approved, if
-// any; otherwise a pending plan that carries this gate's approval record is the last
-// approved (its status write may not have followed its approval).
+// any; otherwise a pending plan, or else the plan the Subscription references, that carries
+// this gate's approval record is the last approved (its status write may not have followed
+// its approval).
 func (r *GateReconciler) statusOf(gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition, approving string) pendingStatus {
 	next, problems := gatestatus.Next(gate.Status, gatestatus.Observation{
 		Generation:   gate.Generation,
@@ -256,7 +257,7 @@ func (r *GateReconciler) statusOf(gate *tollgatev1alpha1.UpgradeGate, dec *appro
 		Result:       dec.Result,
 		Digest:       func() string { return engine.Digest(dec.Doc) },
 		Extra:        extra,
-		Approved:     cmp.Or(approving, recordedApproval(dec.PendingInstallPlans, gate.Name)),
+		Approved:     cmp.Or(approving, recordedApproval(dec.PendingInstallPlans, gate.Name), referencedApproval(dec.InstallPlan, gate.Name)),
 		Unapproved:   unapproved(dec.PendingInstallPlans),
 		Now:          metav1.NewTime(r.now().Truncate(time.Second)),
 	})
@@ -385,6 +386,16 @@ func recordedApproval(plans []v1alpha1.InstallPlan, gate string) string {
 		}
 	}
 	return ""
+}
+
+// referencedApproval names the plan the Subscription references when it carries gate's
+// approval record: OLM may complete an approved plan before the status write that follows the
+// approval, and a complete plan is no longer pending.
+func referencedApproval(plan *v1alpha1.InstallPlan, gate string) string {
+	if plan == nil {
+		return ""
+	}
+	return recordedApproval([]v1alpha1.InstallPlan{*plan}, gate)
 }
 
 // reportProblems reports what the policies returned that the status could not hold as is.

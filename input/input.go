@@ -74,6 +74,9 @@ type Document struct {
 	InstalledCSV        *v1alpha1.ClusterServiceVersion
 	Gate                *tollgatev1alpha1.UpgradeGate
 	PendingInstallPlans []v1alpha1.InstallPlan
+	// InstallPlan is the plan the Subscription references (status.installPlanRef), nil when
+	// there is none; it stays referenced once complete, when it is no longer pending.
+	InstallPlan *v1alpha1.InstallPlan
 	// OperatorCondition is the installed CSV's OperatorCondition, nil when there is none.
 	OperatorCondition *operatorsv2.OperatorCondition
 	// OperandGVKs are the operand kinds read (owned by the installed CSV, served by a CRD and
@@ -134,6 +137,9 @@ func (b *Builder) Build(ctx context.Context, key types.NamespacedName) (*Documen
 	}
 	if oc, ok := st.opCond.(*operatorsv2.OperatorCondition); ok {
 		d.OperatorCondition = oc
+	}
+	if plan, ok := st.plan.(*v1alpha1.InstallPlan); ok {
+		d.InstallPlan = plan
 	}
 	d.Doc = st.document(cfg, b.now())
 	return d, nil
