@@ -20,6 +20,20 @@ const (
 	// BlockTooManyOperators: the plan installs more than MaxBundle operators, more than
 	// Tollgate judges together; the blocker names no CSV and the plan is left to a person.
 	BlockTooManyOperators = "TooManyOperators"
+	// BlockNotWaitedOn: no Subscription of the plan's namespace waits on the plan (lists one
+	// of its CSVs as status.currentCSV), so the manager, which acts through Subscriptions,
+	// never approves it; the blocker names no CSV.
+	BlockNotWaitedOn = "NotWaitedOn"
+	// BlockUnreadable: what the plan says of the CSV (a step's manifest, a bundle's
+	// properties) does not parse, so what OLM would do with it is unknown; Detail says where.
+	BlockUnreadable = "Unreadable"
+	// BlockUnattributed: the CSV cannot be attributed to one operator (several packages or
+	// Subscription steps, a dependency whose package or name is taken, several replaced
+	// CSVs); Detail says which.
+	BlockUnattributed = "Unattributed"
+	// BlockReplacesUnjudged: the CSV replaces a CSV of the namespace (Replaces) that no
+	// Subscription owns and that no decision on the CSV was made on.
+	BlockReplacesUnjudged = "ReplacesUnjudged"
 )
 
 // MaxBundle is the most CSVs a plan may list for Tollgate to judge it. Judging a plan
@@ -37,32 +51,58 @@ type Blocker struct {
 	Subscription string `json:"subscription,omitempty"`
 	// Reason is one of the Block* constants.
 	Reason string `json:"reason"`
+	// Dependency is true when Subscription is the one the plan would create for the CSV.
+	Dependency bool `json:"dependency,omitempty"`
+	// Replaces is the CSV of the namespace the CSV would replace, when the blocker is about it:
+	// Subscription then owns that CSV (or, with BlockReplacesUnjudged, none does).
+	Replaces string `json:"replaces,omitempty"`
 	// Codes are the Subscription's standing denial codes (BlockDenied); empty when its policy
 	// said allowed: false without a denial.
 	Codes []string `json:"codes,omitempty"`
+	// Detail says what the plan says that holds it (BlockUnreadable, BlockUnattributed).
+	Detail string `json:"detail,omitempty"`
 }
 
 // String is the blocker for a person: "etcd.v2 (ns/etcd: OperatorNotUpgradeable)".
 func (b Blocker) String() string {
-	var why string
 	switch b.Reason {
 	case BlockTooManyOperators:
 		return fmt.Sprintf("the plan installs more than %d operators, more than Tollgate judges together: approve it by hand after checking them", MaxBundle)
+	case BlockNotWaitedOn:
+		return "no Subscription of the plan's namespace waits on it (none lists one of its CSVs as status.currentCSV), so Tollgate does not approve it"
 	case BlockNoSubscription:
 		return b.CSV + " (no Subscription in the plan's namespace claims it)"
-	case BlockNoGate:
-		why = "has no UpgradeGate yet"
-	case BlockDenied:
-		why = "its policy does not allow it"
-		if len(b.Codes) > 0 {
-			why = strings.Join(b.Codes, ", ")
-		}
-	case BlockAudit:
-		why = "is in Audit mode"
-	case BlockAutomatic:
-		why = "approves automatically"
-	default:
-		why = b.Reason
+	case BlockUnreadable:
+		return fmt.Sprintf("%s (what the plan says of it cannot be read: %s)", b.CSV, b.Detail)
+	case BlockUnattributed:
+		return fmt.Sprintf("%s (cannot be attributed to one operator: %s)", b.CSV, b.Detail)
+	case BlockReplacesUnjudged:
+		return fmt.Sprintf("%s (replaces %s, which no Subscription owns and no decision on %s looked at)", b.CSV, b.Replaces, b.CSV)
 	}
-	return fmt.Sprintf("%s (%s: %s)", b.CSV, b.Subscription, why)
+	who := b.Subscription
+	switch {
+	case b.Dependency:
+		who += ", the Subscription the plan creates for it"
+	case b.Replaces != "":
+		who += ", which owns " + b.Replaces + " that it replaces"
+	}
+	return fmt.Sprintf("%s (%s: %s)", b.CSV, who, b.why())
+}
+
+// why is what holds a claimant's or a dependency's decision.
+func (b Blocker) why() string {
+	switch b.Reason {
+	case BlockNoGate:
+		return "has no UpgradeGate yet"
+	case BlockDenied:
+		if len(b.Codes) > 0 {
+			return strings.Join(b.Codes, ", ")
+		}
+		return "its policy does not allow it"
+	case BlockAudit:
+		return "is in Audit mode"
+	case BlockAutomatic:
+		return "approves automatically"
+	}
+	return b.Reason
 }

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
-	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/input"
 )
@@ -22,6 +21,7 @@ type session struct {
 	b     *input.Builder
 	owns  map[types.NamespacedName]*member // decisions without plan companions
 	fulls map[types.NamespacedName]*member // decisions that see their plan companions
+	deps  map[types.NamespacedName]*member // dependencies' decisions, by plan and CSV
 	subs  map[string][]v1alpha1.Subscription
 }
 
@@ -42,6 +42,7 @@ func (d *Decider) session() *session {
 		b:     d.builder(),
 		owns:  map[types.NamespacedName]*member{},
 		fulls: map[types.NamespacedName]*member{},
+		deps:  map[types.NamespacedName]*member{},
 		subs:  map[string][]v1alpha1.Subscription{},
 	}
 }
@@ -115,7 +116,7 @@ func (s *session) peersOf(ctx context.Context, doc *input.Document) ([]Peer, err
 }
 
 // peer is csv of plan with the own decision of the claimant that speaks for it, or, with no
-// claimant, the new dependency the plan subscribes to.
+// claimant, the decision of the dependency the plan subscribes to.
 func (s *session) peer(ctx context.Context, plan *v1alpha1.InstallPlan, csv string) (Peer, error) {
 	p := Peer{InstallPlan: plan.Name, CSV: csv}
 	subs, err := s.claimants(ctx, plan.Namespace, csv)
@@ -123,8 +124,15 @@ func (s *session) peer(ctx context.Context, plan *v1alpha1.InstallPlan, csv stri
 		return p, err
 	}
 	if len(subs) == 0 {
-		p.Dependency, err = s.newDependency(ctx, plan, csv)
-		return p, err
+		if p.Dependency = plan.DependencyOf(csv); p.Dependency == nil {
+			return p, nil
+		}
+		m, err := s.dependency(ctx, plan, csv, p.Dependency)
+		if err != nil {
+			return p, err
+		}
+		p.Document, p.Result = m.doc, m.result
+		return p, nil
 	}
 	for _, sub := range subs {
 		key := client.ObjectKeyFromObject(sub)
@@ -147,12 +155,13 @@ func peerData(peers []Peer) []any {
 	out := make([]any, 0, len(peers))
 	for _, p := range peers {
 		e := map[string]any{"installPlan": p.InstallPlan, "csv": p.CSV, "subscription": nil, "allowed": false, "codes": []any{}}
-		if p.Dependency != nil { // allowed: nothing installed that could object, see newDependency
-			e["allowed"] = true
+		if p.Dependency != nil {
 			e["newDependency"] = map[string]any{"subscription": p.Dependency.Subscription, "package": p.Dependency.Package}
 		}
 		if p.Subscription != nil {
 			e["subscription"] = map[string]any{"namespace": p.Subscription.Namespace, "name": p.Subscription.Name}
+		}
+		if p.Result != nil {
 			e["allowed"] = p.Result.Decision.Allowed
 			codes := []any{}
 			for _, c := range Standing(p.Result.Decision) {
@@ -170,57 +179,37 @@ func peerData(peers []Peer) []any {
 // package, channel and catalog), and every other Subscription of the same package as one of
 // them, since a namespace runs one CSV of a package whichever Subscription asked for it.
 func (s *session) claimants(ctx context.Context, ns, csv string) ([]*v1alpha1.Subscription, error) {
+	return s.following(ctx, ns, csv, func(sub *v1alpha1.Subscription) bool { return sub.Status.CurrentCSV == csv })
+}
+
+// owners are the Subscriptions in ns that own csv, an existing CSV: those whose installed or
+// current CSV it is, and every other Subscription of the same package as one of them.
+func (s *session) owners(ctx context.Context, ns, csv string) ([]*v1alpha1.Subscription, error) {
+	return s.following(ctx, ns, csv, func(sub *v1alpha1.Subscription) bool {
+		return sub.Status.CurrentCSV == csv || sub.Status.InstalledCSV == csv
+	})
+}
+
+// following are the Subscriptions in ns that match, and those of the same package as one
+// that does, by name; none for an empty csv.
+func (s *session) following(ctx context.Context, ns, csv string, match func(*v1alpha1.Subscription) bool) ([]*v1alpha1.Subscription, error) {
 	subs, err := s.subscriptions(ctx, ns)
 	if csv == "" || err != nil {
 		return nil, err
 	}
 	packages := map[string]bool{}
 	for i := range subs {
-		if subs[i].Status.CurrentCSV == csv && packageOf(&subs[i]) != "" {
+		if match(&subs[i]) && packageOf(&subs[i]) != "" {
 			packages[packageOf(&subs[i])] = true
 		}
 	}
 	var out []*v1alpha1.Subscription
 	for i := range subs {
-		if subs[i].Status.CurrentCSV == csv || packages[packageOf(&subs[i])] {
+		if match(&subs[i]) || packages[packageOf(&subs[i])] {
 			out = append(out, &subs[i])
 		}
 	}
 	return out, nil
-}
-
-// newDependency is the Subscription plan creates for csv when csv is a new operator in the
-// namespace, as OLM installs a package another bundle requires: no Subscription there follows
-// its package, and every CSV there is a Subscription's installed or current CSV (or a copy OLM
-// made of another namespace's), so csv replaces nothing that no gate judges. Nothing installed
-// can object to it, and once installed its Subscription is gated like any other. Nil when csv
-// is not such a dependency.
-func (s *session) newDependency(ctx context.Context, plan *v1alpha1.InstallPlan, csv string) (*v1alpha1.Dependency, error) {
-	dep := plan.DependencyOf(csv)
-	if dep == nil {
-		return nil, nil
-	}
-	subs, err := s.subscriptions(ctx, plan.Namespace)
-	if err != nil {
-		return nil, err
-	}
-	accounted := map[string]bool{}
-	for i := range subs {
-		if packageOf(&subs[i]) == dep.Package {
-			return nil, nil
-		}
-		accounted[subs[i].Status.InstalledCSV], accounted[subs[i].Status.CurrentCSV] = true, true
-	}
-	var csvs v1alpha1.ClusterServiceVersionList
-	if err := s.d.Reader.List(ctx, &csvs, client.InNamespace(plan.Namespace)); err != nil {
-		return nil, fmt.Errorf("list ClusterServiceVersions in %s: %w", plan.Namespace, err)
-	}
-	for _, c := range csvs.Items {
-		if !accounted[c.Name] && c.Labels[v1alpha1.CopiedFromLabel] == "" {
-			return nil, nil
-		}
-	}
-	return dep, nil
 }
 
 // subscriptions are the Subscriptions in ns by name, listed once per session.
@@ -243,82 +232,4 @@ func packageOf(sub *v1alpha1.Subscription) string {
 		return ""
 	}
 	return sub.Spec.Package
-}
-
-// verdict judges plan: eligible, and every CSV it lists allowed by an Enforce-mode gate of a
-// Manual Subscription whose decision (seeing its own plan companions) says allowed: true.
-func (s *session) verdict(ctx context.Context, plan *v1alpha1.InstallPlan) (Verdict, error) {
-	v := Verdict{Namespace: plan.Namespace, Name: plan.Name, CSVs: plan.Spec.ClusterServiceVersionNames, Blockers: []Blocker{}}
-	if v.CSVs == nil {
-		v.CSVs = []string{}
-	}
-	if v.Ineligible = ineligible(plan); v.Ineligible != "" {
-		return v, nil
-	}
-	if len(slices.Compact(slices.Sorted(slices.Values(plan.Spec.ClusterServiceVersionNames)))) > MaxBundle {
-		v.Blockers = append(v.Blockers, Blocker{Reason: BlockTooManyOperators})
-		return v, nil
-	}
-	for _, csv := range plan.Spec.ClusterServiceVersionNames {
-		bs, err := s.blockers(ctx, plan, csv)
-		if err != nil {
-			return v, err
-		}
-		v.Blockers = append(v.Blockers, bs...)
-	}
-	v.Approvable = len(v.Blockers) == 0
-	return v, nil
-}
-
-// blockers are why csv holds plan: no Subscription claims it (unless it is a new dependency
-// the plan subscribes to), or one blocker for each claimant that does not let it through.
-// Every claimant must: a decoy that claims the CSV beside a held Subscription must not stand
-// in for it.
-func (s *session) blockers(ctx context.Context, plan *v1alpha1.InstallPlan, csv string) ([]Blocker, error) {
-	subs, err := s.claimants(ctx, plan.Namespace, csv)
-	if err != nil {
-		return nil, err
-	}
-	if len(subs) == 0 {
-		dep, err := s.newDependency(ctx, plan, csv)
-		if err != nil || dep != nil {
-			return nil, err
-		}
-		return []Blocker{{CSV: csv, Reason: BlockNoSubscription}}, nil
-	}
-	var out []Blocker
-	for _, sub := range subs {
-		b, err := s.blocker(ctx, csv, client.ObjectKeyFromObject(sub))
-		if err != nil {
-			return nil, err
-		}
-		if b != nil {
-			out = append(out, *b)
-		}
-	}
-	return out, nil
-}
-
-// blocker is why the claimant key holds a plan that installs csv, or nil when it does not.
-func (s *session) blocker(ctx context.Context, csv string, key types.NamespacedName) (*Blocker, error) {
-	m, err := s.full(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("evaluate %s, whose %s the plan installs: %w", key, csv, err)
-	}
-	b := &Blocker{CSV: csv, Subscription: key.String()}
-	switch {
-	case m == nil:
-		b.Reason = BlockNoSubscription
-	case !m.result.Decision.Allowed:
-		b.Reason, b.Codes = BlockDenied, Standing(m.result.Decision)
-	case m.doc.Gate == nil:
-		b.Reason = BlockNoGate
-	case s.d.Mode(m.doc.Gate) != tollgatev1alpha1.ModeEnforce:
-		b.Reason = BlockAudit
-	case ApprovalOf(m.doc.Subscription) != v1alpha1.ApprovalManual:
-		b.Reason = BlockAutomatic
-	default:
-		return nil, nil
-	}
-	return b, nil
 }

@@ -69,9 +69,12 @@ type Document struct {
 	// Doc is the input document, exactly as policies/README.md describes it. Its
 	// installPlanPeers is empty: the peers are other Subscriptions' decisions, which the
 	// approval package evaluates and sets with SetPeers.
-	Doc                 map[string]any
-	Subscription        *v1alpha1.Subscription
-	InstalledCSV        *v1alpha1.ClusterServiceVersion
+	Doc          map[string]any
+	Subscription *v1alpha1.Subscription
+	InstalledCSV *v1alpha1.ClusterServiceVersion
+	// ReplacedCSV is the document's replacedCSV: without an installed CSV, the one the
+	// pending upgrade replaces; nil otherwise.
+	ReplacedCSV         *v1alpha1.ClusterServiceVersion
 	Gate                *tollgatev1alpha1.UpgradeGate
 	PendingInstallPlans []v1alpha1.InstallPlan
 	// InstallPlan is the plan the Subscription references (status.installPlanRef), nil when
@@ -88,6 +91,12 @@ type Document struct {
 	// UnreadableOperandKinds are the operand kinds Tollgate may not read (the document's
 	// unreadableOperandKinds), so the manager can count them in a metric.
 	UnreadableOperandKinds []schema.GroupVersionKind
+}
+
+// SetDependency sets the document's dependency (policies/README.md): its Subscription is
+// the one plan would create for a package another bundle of the plan requires.
+func (d *Document) SetDependency(plan *v1alpha1.InstallPlan) {
+	d.Doc["dependency"] = map[string]any{"installPlan": plan.Name}
 }
 
 // SetPeers sets installPlanPeers (policies/README.md) in the document.
@@ -122,12 +131,22 @@ func (b *Builder) Build(ctx context.Context, key types.NamespacedName) (*Documen
 	if found, err := g.get(ctx, key, sub); err != nil || !found {
 		return nil, err
 	}
+	return b.build(ctx, g, sub, cfg)
+}
+
+// BuildFor gathers the input for sub, a Subscription that need not exist: the one an
+// InstallPlan would create for a dependency, decided before OLM creates it.
+func (b *Builder) BuildFor(ctx context.Context, sub *v1alpha1.Subscription) (*Document, error) {
+	return b.build(ctx, &gatherer{r: b.Reader}, sub, b.Config.WithDefaults())
+}
+
+func (b *Builder) build(ctx context.Context, g *gatherer, sub *v1alpha1.Subscription, cfg Config) (*Document, error) {
 	d := &Document{Subscription: sub}
 	st := g.read(ctx, sub, cfg)
 	if g.err != nil {
 		return nil, g.err
 	}
-	d.InstalledCSV, d.PendingInstallPlans = st.installedCSV, st.pending
+	d.InstalledCSV, d.ReplacedCSV, d.PendingInstallPlans = st.installedCSV, st.replacedCSV, st.pending
 	d.OperandGVKs, d.OperandNamespaces = gvks(st.operandKinds), st.targets
 	for _, u := range st.unreadable {
 		d.UnreadableOperandKinds = append(d.UnreadableOperandKinds, u.Kind.GroupVersionKind)
@@ -227,6 +246,8 @@ func (st *state) document(cfg Config, now time.Time) map[string]any {
 		"operands":               st.operands,
 		"unreadableOperandKinds": unreadableData(st.unreadable),
 		"gate":                   object(st.gate),
+		"dependency":             nil,
+		"versions":               st.versions(),
 		"now":                    now.UTC().Format(time.RFC3339),
 		"config": map[string]any{
 			"globalCatalogNamespace": cfg.GlobalCatalogNamespace,

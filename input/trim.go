@@ -15,8 +15,8 @@ import (
 //   - ClusterServiceVersion: spec.install.spec (the operator's Deployments and permissions)
 //     and spec.description (its long-form documentation);
 //   - InstallPlan: the manifests of its steps (status.plan[].resource.manifest) but for the
-//     CSVs' own, reduced to what a CSV's step says of the upgrade (the CSV it replaces), and
-//     the Subscriptions' it creates, reduced to the dependency (name, package, starting CSV).
+//     CSVs' own, reduced to what a CSV's step says of the upgrade (name, replaces, version,
+//     bundle properties), and the Subscriptions' it creates, reduced to name and spec.
 var trimmedAnnotations = []string{
 	"kubectl.kubernetes.io/last-applied-configuration",
 	"alm-examples", // a CSV's example custom resources
@@ -47,8 +47,9 @@ func Trim(obj any) (any, error) {
 }
 
 // trimSteps drops the manifest of every step of plan but its CSVs' and Subscriptions', and
-// reduces those to what is read of them: the CSV's spec.replaces (InstallPlan.ReplacesOf), the
-// Subscription's name, package and starting CSV (Step.Dependency).
+// reduces those to what InstallPlan.FactsOf reads of them: a CSV's name, spec.replaces,
+// spec.version and bundle properties; a Subscription's name and spec. A manifest that does
+// not parse is kept as it is, so that it stays unreadable (and holds) wherever it is read.
 func trimSteps(plan *v1alpha1.InstallPlan) {
 	if plan.Status == nil {
 		return
@@ -57,17 +58,9 @@ func trimSteps(plan *v1alpha1.InstallPlan) {
 		if step == nil || step.Resource.Manifest == "" {
 			continue
 		}
-		var kept map[string]any
-		switch step.Resource.Kind {
-		case v1alpha1.ClusterServiceVersionKind:
-			if replaces := plan.ReplacesOf(step.Resolving); replaces != "" {
-				kept = map[string]any{"spec": map[string]any{"replaces": replaces}}
-			}
-		case v1alpha1.SubscriptionKind:
-			if d := step.Dependency(); d != nil {
-				kept = map[string]any{"metadata": map[string]any{"name": d.Subscription},
-					"spec": map[string]any{"name": d.Package, "startingCSV": step.Resolving}}
-			}
+		kept, ok := reducedManifest(step)
+		if !ok {
+			continue
 		}
 		step.Resource.Manifest = ""
 		if kept != nil {
@@ -75,4 +68,46 @@ func trimSteps(plan *v1alpha1.InstallPlan) {
 			step.Resource.Manifest = string(b)
 		}
 	}
+}
+
+// reducedManifest is what is kept of step's manifest; nil when nothing is, and ok false when
+// the manifest does not parse as its kind.
+func reducedManifest(step *v1alpha1.Step) (kept any, ok bool) {
+	switch step.Resource.Kind {
+	case v1alpha1.ClusterServiceVersionKind:
+		var m csvManifest
+		if json.Unmarshal([]byte(step.Resource.Manifest), &m) != nil {
+			return nil, false
+		}
+		if p, found := m.Metadata.Annotations[v1alpha1.PropertiesAnnotation]; found {
+			m.Metadata.Annotations = map[string]string{v1alpha1.PropertiesAnnotation: p}
+		} else {
+			m.Metadata.Annotations = nil
+		}
+		return m, true
+	case v1alpha1.SubscriptionKind:
+		var m struct {
+			Metadata struct {
+				Name string `json:"name,omitempty"`
+			} `json:"metadata"`
+			Spec json.RawMessage `json:"spec,omitempty"`
+		}
+		if json.Unmarshal([]byte(step.Resource.Manifest), &m) != nil {
+			return nil, false
+		}
+		return m, true
+	}
+	return nil, true
+}
+
+// csvManifest is what FactsOf reads of a CSV step's manifest.
+type csvManifest struct {
+	Metadata struct {
+		Name        string            `json:"name,omitempty"`
+		Annotations map[string]string `json:"annotations,omitempty"`
+	} `json:"metadata"`
+	Spec struct {
+		Replaces string `json:"replaces,omitempty"`
+		Version  string `json:"version,omitempty"`
+	} `json:"spec"`
 }

@@ -44,6 +44,8 @@ var InputV1 = []InputKey{
 	{"operands", List, true},
 	{"unreadableOperandKinds", List, false},
 	{"gate", Object, true},
+	{"dependency", Object, false},
+	{"versions", Object, false},
 	{"now", String, false},
 	{"config", Object, true},
 }

@@ -438,8 +438,9 @@ deny contains denial if {
 # InstallPlans that bundle other operators: every CSV of a plan must be allowed, since approving
 # the plan installs them all. input.installPlanPeers carries each other CSV's own decision; a
 # peer blocks unless a Subscription wants it and its decision is exactly allowed: true, or it
-# is a new dependency the plan subscribes to (newDependency) (a
-# policy may say allowed: false without a denial, so the codes alone do not tell). This denial
+# is a new dependency the plan subscribes to (newDependency) whose own decision is exactly
+# allowed: true (a policy may say allowed: false without a denial, so the codes alone do not
+# tell). This denial
 # is never overridden (tollgate.main): its remedies are the other Subscription's.
 
 # METADATA
@@ -465,8 +466,8 @@ _peer_blocks(peer) if {
 
 _peer_blocks(peer) if not lib.get(peer, ["allowed"], false) == true
 
-# A new operator the plan subscribes to (a package another bundle requires), which nothing
-# installed can object to: package approval decides it is one, and says so in newDependency.
+# An operator the plan subscribes to (a package another bundle requires): package approval
+# decides it as the Subscription the plan creates, and says so in newDependency.
 _new_dependency(peer) if lib.get(peer, ["newDependency"], null) != null
 
 _peer_subscription(peer) := s if {
@@ -484,6 +485,19 @@ _peer_why(peer) := {
 	plan := lib.get(peer, ["installPlan"], "")
 	csv := lib.get(peer, ["csv"], "")
 	not _peer_subscription(peer)
+	not _new_dependency(peer)
+} else := {
+	"fact": sprintf("InstallPlan %v also installs %v, a dependency it subscribes to (package %v, Subscription %v, which OLM creates on approval), %s", [plan, csv, pkg, sub, _peer_held(peer)]),
+	"remedy": {"text": sprintf(
+		"see why with `kubectl tollgate eval` or `kubectl tollgate explain` on InstallPlan %v, and lift what holds %v as for any Subscription of package %v, or approve the plan by hand if you vouch for it",
+		[plan, csv, pkg],
+	)},
+} if {
+	plan := lib.get(peer, ["installPlan"], "")
+	csv := lib.get(peer, ["csv"], "")
+	pkg := lib.get(peer, ["newDependency", "package"], "")
+	sub := lib.get(peer, ["newDependency", "subscription"], "")
+	_new_dependency(peer)
 } else := {
 	"fact": sprintf("InstallPlan %v also installs %v for Subscription %s, %s", [plan, csv, key, _peer_held(peer)]),
 	"remedy": {

@@ -1,8 +1,6 @@
 package v1alpha1
 
 import (
-	"cmp"
-	"encoding/json"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,81 +93,6 @@ type BundleLookupCondition struct {
 	Message            string                 `json:"message,omitempty"`
 	LastUpdateTime     *metav1.Time           `json:"lastUpdateTime,omitempty"`
 	LastTransitionTime *metav1.Time           `json:"lastTransitionTime,omitempty"`
-}
-
-// ReplacesOf is the CSV that csv replaces according to the plan: its bundle lookup's
-// replaces, or else the spec.replaces of the CSV manifest of its step; "" when the plan does
-// not say (or the manifest does not parse).
-func (p *InstallPlan) ReplacesOf(csv string) string {
-	if p.Status == nil || csv == "" {
-		return ""
-	}
-	for _, b := range p.Status.BundleLookups {
-		if b.Identifier == csv && b.Replaces != "" {
-			return b.Replaces
-		}
-	}
-	for _, s := range p.Status.Plan {
-		if s == nil || s.Resolving != csv || s.Resource.Kind != ClusterServiceVersionKind || s.Resource.Name != csv {
-			continue
-		}
-		var m struct {
-			Spec struct {
-				Replaces string `json:"replaces"`
-			} `json:"spec"`
-		}
-		if json.Unmarshal([]byte(s.Resource.Manifest), &m) == nil && m.Spec.Replaces != "" {
-			return m.Spec.Replaces
-		}
-	}
-	return ""
-}
-
-// Dependency is a Subscription an InstallPlan creates for one of its CSVs: OLM resolves a
-// package another bundle requires into the plan, with a step that creates its Subscription.
-type Dependency struct {
-	// Subscription is the name OLM gives the Subscription it creates.
-	Subscription string
-	// Package is the package it follows.
-	Package string
-}
-
-// DependencyOf is the Subscription the plan creates for csv: a step of kind Subscription
-// resolving csv whose manifest starts at csv. Nil when the plan creates none (or its manifest
-// does not parse).
-func (p *InstallPlan) DependencyOf(csv string) *Dependency {
-	if p.Status == nil || csv == "" {
-		return nil
-	}
-	for _, s := range p.Status.Plan {
-		if s != nil && s.Resolving == csv {
-			if d := s.Dependency(); d != nil {
-				return d
-			}
-		}
-	}
-	return nil
-}
-
-// Dependency is the Subscription the step creates when it is a Subscription step starting at
-// the CSV it resolves; nil otherwise.
-func (s *Step) Dependency() *Dependency {
-	if s.Resource.Kind != SubscriptionKind {
-		return nil
-	}
-	var m struct {
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-		Spec struct {
-			Package     string `json:"name"`
-			StartingCSV string `json:"startingCSV"`
-		} `json:"spec"`
-	}
-	if json.Unmarshal([]byte(s.Resource.Manifest), &m) != nil || m.Spec.StartingCSV != s.Resolving || m.Spec.Package == "" {
-		return nil
-	}
-	return &Dependency{Subscription: cmp.Or(m.Metadata.Name, s.Resource.Name), Package: m.Spec.Package}
 }
 
 // InstallPlan is OLM's plan to install or upgrade one or more CSVs.

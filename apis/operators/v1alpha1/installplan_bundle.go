@@ -1,0 +1,217 @@
+package v1alpha1
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// PropertiesAnnotation is where a CSV carries its bundle's properties (olm.package and others),
+// as JSON.
+const PropertiesAnnotation = "operatorframework.io/properties"
+
+// PackageProperty is the type of the bundle property that names its package and version.
+const PackageProperty = "olm.package"
+
+// BundleFacts is what an InstallPlan says of one CSV it installs, from every place it says
+// it: its bundle lookups (before OLM has unpacked the bundle), the manifest of its CSV step
+// (what OLM creates), and the Subscription steps that resolve it. OLM acts on each of them, so
+// a decision rests on all of them: where two disagree, the caller holds, never picks one.
+//
+// +kubebuilder:object:generate=false
+type BundleFacts struct {
+	// Replaces are the CSVs it replaces: its bundle lookups' replaces and the spec.replaces of
+	// its CSV step, without duplicates, sorted. OLM's olm operator replaces the CSV of the
+	// namespace that spec.replaces names, whatever its package (skips are not followed there).
+	Replaces []string
+	// Packages are the packages it belongs to: the olm.package properties of its bundle
+	// lookups and CSV step, and the packages its Subscription steps follow; sorted.
+	Packages []string
+	// Versions are its bundle versions with where each was read, in the plan's order.
+	Versions []SourcedVersion
+	// Dependencies are the Subscriptions the plan creates for it, one per Subscription step.
+	Dependencies []Dependency
+	// Unreadable says which of its places could not be read (a manifest or properties that
+	// do not parse), one sentence each: what they say is unknown.
+	Unreadable []string
+}
+
+// SourcedVersion is a bundle version and where it was read.
+type SourcedVersion struct {
+	Version string `json:"version"`
+	From    string `json:"from"`
+}
+
+// FactsOf is what the plan says of csv (see BundleFacts).
+func (p *InstallPlan) FactsOf(csv string) BundleFacts {
+	var f BundleFacts
+	if p.Status == nil || csv == "" {
+		return f
+	}
+	for i, b := range p.Status.BundleLookups {
+		if b.Identifier == csv {
+			f.addLookup(fmt.Sprintf("InstallPlan %s status.bundleLookups[%d]", p.Name, i), &b)
+		}
+	}
+	for i, s := range p.Status.Plan {
+		if s != nil && s.Resolving == csv {
+			f.addStep(fmt.Sprintf("InstallPlan %s status.plan[%d]", p.Name, i), s, csv)
+		}
+	}
+	f.Replaces = sortedSet(f.Replaces)
+	f.Packages = sortedSet(f.Packages)
+	return f
+}
+
+func (f *BundleFacts) addLookup(where string, b *BundleLookup) {
+	if b.Replaces != "" {
+		f.Replaces = append(f.Replaces, b.Replaces)
+	}
+	if b.Properties != "" {
+		f.addProperties(where+".properties", b.Properties)
+	}
+}
+
+func (f *BundleFacts) addStep(where string, s *Step, csv string) {
+	switch s.Resource.Kind {
+	case ClusterServiceVersionKind:
+		if s.Resource.Name == csv {
+			f.addCSVManifest(where, s.Resource.Manifest)
+		}
+	case SubscriptionKind:
+		d, err := s.dependency()
+		switch {
+		case err != nil:
+			f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s (a Subscription step): %v", where, err))
+		case d != nil:
+			f.Dependencies = append(f.Dependencies, *d)
+			f.Packages = append(f.Packages, d.Package)
+		}
+	}
+}
+
+// addCSVManifest reads the CSV step's manifest: spec.replaces, spec.version and the
+// olm.package property. An empty manifest (OLM has not unpacked the bundle yet) says nothing.
+func (f *BundleFacts) addCSVManifest(where, manifest string) {
+	if manifest == "" {
+		return
+	}
+	var m struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+		Spec struct {
+			Replaces string `json:"replaces"`
+			Version  string `json:"version"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
+		f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s.resource.manifest (the CSV step): %v", where, err))
+		return
+	}
+	if m.Spec.Replaces != "" {
+		f.Replaces = append(f.Replaces, m.Spec.Replaces)
+	}
+	if m.Spec.Version != "" {
+		f.Versions = append(f.Versions, SourcedVersion{Version: m.Spec.Version, From: where + " (the CSV step's spec.version)"})
+	}
+	if p, ok := m.Metadata.Annotations[PropertiesAnnotation]; ok {
+		f.addProperties(fmt.Sprintf("%s (the CSV step's annotation %s)", where, PropertiesAnnotation), p)
+	}
+}
+
+// addProperties reads the olm.package properties of a bundle's properties document.
+func (f *BundleFacts) addProperties(where, doc string) {
+	var props struct {
+		Properties []struct {
+			Type  string          `json:"type"`
+			Value json.RawMessage `json:"value"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal([]byte(doc), &props); err != nil {
+		f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s: %v", where, err))
+		return
+	}
+	for _, p := range props.Properties {
+		if p.Type != PackageProperty {
+			continue
+		}
+		var v struct {
+			Package string `json:"packageName"`
+			Version string `json:"version"`
+		}
+		if err := json.Unmarshal(p.Value, &v); err != nil {
+			f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s: property %s: %v", where, PackageProperty, err))
+			continue
+		}
+		if v.Package != "" {
+			f.Packages = append(f.Packages, v.Package)
+		}
+		if v.Version != "" {
+			f.Versions = append(f.Versions, SourcedVersion{Version: v.Version, From: where + " (property " + PackageProperty + ")"})
+		}
+	}
+}
+
+func sortedSet(s []string) []string {
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// ReplacesOf is the CSV that csv replaces according to the plan when the plan names exactly
+// one (FactsOf holds them all); "" when it names none or several.
+func (p *InstallPlan) ReplacesOf(csv string) string {
+	if r := p.FactsOf(csv).Replaces; len(r) == 1 {
+		return r[0]
+	}
+	return ""
+}
+
+// Dependency is a Subscription an InstallPlan creates for one of its CSVs: OLM resolves a
+// package another bundle requires into the plan, with a step that creates its Subscription.
+type Dependency struct {
+	// Subscription is the name OLM gives the Subscription it creates.
+	Subscription string
+	// Package is the package it follows.
+	Package string
+	// Object is the Subscription as the step's manifest writes it.
+	Object *Subscription
+}
+
+// DependencyOf is the Subscription the plan creates for csv when exactly one Subscription
+// step resolves it; nil otherwise (FactsOf holds them all).
+func (p *InstallPlan) DependencyOf(csv string) *Dependency {
+	if d := p.FactsOf(csv).Dependencies; len(d) == 1 {
+		return &d[0]
+	}
+	return nil
+}
+
+// Dependency is the Subscription the step creates when it is a Subscription step; nil
+// otherwise, and when its manifest does not parse.
+func (s *Step) Dependency() *Dependency {
+	d, _ := s.dependency()
+	return d
+}
+
+// dependency is Dependency with the reason its manifest was refused: a Subscription step
+// whose manifest does not parse, names no package, or starts at another CSV than the one it
+// resolves.
+func (s *Step) dependency() (*Dependency, error) {
+	if s.Resource.Kind != SubscriptionKind {
+		return nil, nil
+	}
+	sub := &Subscription{}
+	if err := json.Unmarshal([]byte(s.Resource.Manifest), sub); err != nil {
+		return nil, fmt.Errorf("manifest does not parse: %w", err)
+	}
+	switch {
+	case sub.Spec == nil || sub.Spec.Package == "":
+		return nil, fmt.Errorf("manifest names no package (spec.name)")
+	case sub.Spec.StartingCSV != s.Resolving:
+		return nil, fmt.Errorf("manifest starts at %q, not at %q, the CSV it resolves", sub.Spec.StartingCSV, s.Resolving)
+	}
+	sub.Name = cmp.Or(sub.Name, s.Resource.Name)
+	return &Dependency{Subscription: sub.Name, Package: sub.Spec.Package, Object: sub}, nil
+}
