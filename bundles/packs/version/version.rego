@@ -20,7 +20,7 @@ deny contains denial if {
 	denial := _denial(
 		rego.metadata.rule(),
 		sprintf("%s %s is not allowed for package %s: %s", [_current_name, target, _package, why.reason]),
-		[sprintf("%s brings version %s of package %s, and %s", [_current_name, target, _package, why.fact])],
+		array.concat([sprintf("%s brings version %s of package %s, and %s", [_current_name, target, _package, why.fact])], _version_facts),
 		[why.remedy],
 	)
 }
@@ -38,10 +38,13 @@ deny contains denial if {
 	denial := _denial(
 		rego.metadata.rule(),
 		sprintf("the upgrade of %s from %s to %s crosses a major version; it waits for an admin (override MajorVersionUpgrade on the UpgradeGate) or holdMajor: false", [_package, from, to]),
-		[
-			sprintf("the upgrade of %s goes from %s (%s) to %s (%s): major version %d to %d", [_package, from, _installed_name, to, _current_name, _part(from, 0), _part(to, 0)]),
-			_hold_fact("holdMajor"),
-		],
+		array.concat(
+			[
+				sprintf("the upgrade of %s goes from %s (%s) to %s (%s): major version %d to %d", [_package, from, _installed_name, to, _current_name, _part(from, 0), _part(to, 0)]),
+				_hold_fact("holdMajor"),
+			],
+			_version_facts,
+		),
 		[_release_remedy("holdMajor", "major")],
 	)
 }
@@ -60,10 +63,13 @@ deny contains denial if {
 	denial := _denial(
 		rego.metadata.rule(),
 		sprintf("the upgrade of %s from %s to %s crosses a minor version; it waits for an admin (override MinorVersionUpgrade on the UpgradeGate) or holdMinor: false", [_package, from, to]),
-		[
-			sprintf("the upgrade of %s goes from %s (%s) to %s (%s): minor version %d.%d to %d.%d", [_package, from, _installed_name, to, _current_name, _part(from, 0), _part(from, 1), _part(to, 0), _part(to, 1)]),
-			_hold_fact("holdMinor"),
-		],
+		array.concat(
+			[
+				sprintf("the upgrade of %s goes from %s (%s) to %s (%s): minor version %d.%d to %d.%d", [_package, from, _installed_name, to, _current_name, _part(from, 0), _part(from, 1), _part(to, 0), _part(to, 1)]),
+				_hold_fact("holdMinor"),
+			],
+			_version_facts,
+		),
 		[_release_remedy("holdMinor", "minor")],
 	)
 }
@@ -228,13 +234,13 @@ _applies if {
 
 # --- versions --------------------------------------------------------------------------------
 
-# The version of the CSV an upgrade moves to: its spec.version when the CSV object exists (it
-# usually does not until the InstallPlan runs: input.currentCSV is then null, which must not
-# reach object.get, where it would raise a built-in error), else the PackageManifest's channel
-# entry, else the name's suffix.
-_target_version := _csv_version(_current_name, input.currentCSV)
+# The version of the CSV an upgrade moves to, and of the installed one: the bundle's, as
+# input.versions gives it (the CSV's spec.version, the plan's olm.package property or CSV step,
+# the PackageManifest), else, as a last resort that the denials say, the name's suffix. OLM
+# never derives a version from a name: a bundle version always wins over it.
+_target_version := _csv_version(_current_name)
 
-_installed_version := _csv_version(_installed_name, input.installedCSV)
+_installed_version := _csv_version(_installed_name)
 
 _unknown_versions["target"] := _current_name if not _target_version
 
@@ -247,17 +253,46 @@ _uses_installed_version if _setting("holdMajor", true) == true
 
 _uses_installed_version if _setting("holdMinor", false) == true
 
-_csv_version(name, csv) := v if {
+_csv_version(name) := v if {
+	v := _bundle_version(name)
+} else := v if {
+	v := _name_version(name)
+}
+
+# _bundle_version is the version input.versions gives name; a document of an older manager,
+# without input.versions, gives it through the CSV object or the PackageManifest.
+_bundle_version(name) := _semver(input.versions[name].version) if is_object(object.get(input, "versions", null))
+
+_bundle_version(name) := v if {
+	not is_object(object.get(input, "versions", null))
+	some csv in [input.currentCSV, input.installedCSV]
 	is_object(csv)
 	object.get(csv, ["metadata", "name"], "") == name
 	v := _semver(object.get(csv, ["spec", "version"], ""))
 } else := v if {
+	not is_object(object.get(input, "versions", null))
 	some channel in object.get(input, ["packageManifest", "status", "channels"], [])
 	channel.currentCSV == name
 	v := _semver(object.get(channel, ["currentCSVDesc", "version"], ""))
-} else := v if {
+}
+
+_name_version(name) := v if {
+	not _bundle_version(name)
 	m := regex.find_all_string_submatch_n(`[.-]v?([0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$`, name, 1)
 	v := _semver(m[0][1])
+}
+
+# _version_facts say where each version a denial rests on was read.
+_version_facts := [fact |
+	some name in [_installed_name, _current_name]
+	fact := _version_fact(name)
+]
+
+_version_fact(name) := sprintf("the version of %s (%s) is its bundle's, from %s", [name, v, from]) if {
+	v := _bundle_version(name)
+	from := object.get(input, ["versions", name, "from"], "its CSV or the PackageManifest")
+} else := sprintf("the version of %s (%s) is read from its name: no bundle version is known for it (no spec.version, no olm.package property in a pending plan, no PackageManifest entry)", [name, v]) if {
+	v := _name_version(name)
 }
 
 _semver(s) := v if {

@@ -28,6 +28,8 @@ _installed_csv("") := null
 
 _installed_csv(name) := {"metadata": {"name": name, "namespace": "operators"}, "spec": {}} if name != ""
 
+_name_fact(name, v) := sprintf("the version of %s (%s) is read from its name: no bundle version is known for it (no spec.version, no olm.package property in a pending plan, no PackageManifest entry)", [name, v])
+
 _codes(denials) := {d.code | some d in denials}
 
 _denies(inp, cfg, code) if code in _codes(version.deny) with input as inp with data.tollgate.config.packs.version as cfg
@@ -54,6 +56,8 @@ test_a_major_jump_is_held_by_default if {
 		"facts": [
 			"the upgrade of etcd goes from 0.9.4 (etcdoperator.v0.9.4) to 1.0.0 (etcdoperator.v1.0.0): major version 0 to 1",
 			"holdMajor is true for package etcd (the default)",
+			_name_fact("etcdoperator.v0.9.4", "0.9.4"),
+			_name_fact("etcdoperator.v1.0.0", "1.0.0"),
 		],
 		"lift": [{
 			"text": "an admin sets holdMajor: false for package etcd (packages.etcd.holdMajor in data.tollgate.config.packs.version; the ConfigMaps labelled tollgate.dev/policy=data hold it), which releases all its major upgrades:",
@@ -80,6 +84,8 @@ test_a_minor_jump_is_held_when_configured if {
 	d.facts == [
 		"the upgrade of etcd goes from 0.9.4 (etcdoperator.v0.9.4) to 0.10.0 (etcdoperator.v0.10.0): minor version 0.9 to 0.10",
 		"holdMinor is true for package etcd (holdMinor in data.tollgate.config.packs.version)",
+		_name_fact("etcdoperator.v0.9.4", "0.9.4"),
+		_name_fact("etcdoperator.v0.10.0", "0.10.0"),
 	]
 	d.lift == [{
 		"text": "an admin sets holdMinor: false for package etcd (packages.etcd.holdMinor in data.tollgate.config.packs.version; the ConfigMaps labelled tollgate.dev/policy=data hold it), which releases all its minor upgrades:",
@@ -164,7 +170,11 @@ test_a_version_outside_the_allowed_ranges_is_not_allowed if {
 		"code": "VersionNotAllowed",
 		"title": "The version the Subscription would move to is not allowed",
 		"message": `etcdoperator.v0.9.5 0.9.5 is not allowed for package etcd: it satisfies none of the allowed ranges "~0.8.0", ">=1.0.0 <2.0.0"`,
-		"facts": [`etcdoperator.v0.9.5 brings version 0.9.5 of package etcd, and satisfies none of the allowed ranges "~0.8.0", ">=1.0.0 <2.0.0"`],
+		"facts": [
+			`etcdoperator.v0.9.5 brings version 0.9.5 of package etcd, and satisfies none of the allowed ranges "~0.8.0", ">=1.0.0 <2.0.0"`,
+			_name_fact("etcdoperator.v0.9.4", "0.9.4"),
+			_name_fact("etcdoperator.v0.9.5", "0.9.5"),
+		],
 		"lift": [{
 			"text": "an admin adds a range that 0.9.5 satisfies to allowed in data.tollgate.config.packs.version (the ConfigMaps labelled tollgate.dev/policy=data hold it):",
 			"command": _config_command,
@@ -186,7 +196,11 @@ test_a_denied_version_is_not_allowed if {
 	d := _one(_input("etcdoperator.v0.9.4", "etcdoperator.v0.9.5"), {"denied": ["0.9.5"]})
 	d.code == "VersionNotAllowed"
 	d.message == `etcdoperator.v0.9.5 0.9.5 is not allowed for package etcd: it matches the denied range "0.9.5"`
-	d.facts == [`etcdoperator.v0.9.5 brings version 0.9.5 of package etcd, and matches the denied range "0.9.5"`]
+	d.facts == [
+		`etcdoperator.v0.9.5 brings version 0.9.5 of package etcd, and matches the denied range "0.9.5"`,
+		_name_fact("etcdoperator.v0.9.4", "0.9.4"),
+		_name_fact("etcdoperator.v0.9.5", "0.9.5"),
+	]
 	d.lift == [{
 		"text": `an admin removes the denied range "0.9.5" from denied in data.tollgate.config.packs.version (the ConfigMaps labelled tollgate.dev/policy=data hold it):`,
 		"command": _config_command,
@@ -289,11 +303,38 @@ test_range_not_a_string if _config_error({"allowed": [1]}, "allowed[0] 1 is not 
 # not reach object.get, which raises a built-in error on null; the version then comes from the
 # PackageManifest or the name.
 test_a_missing_csv_object_falls_back_to_the_name_without_a_built_in_error if {
-	version._csv_version("etcdoperator.v1.2.3", null) == "1.2.3"
-	version._csv_version("etcdoperator.v1.2.3", "etcdoperator.v1.2.3") == "1.2.3"
-	not version._csv_version("etcd", null)
+	version._csv_version("etcdoperator.v1.2.3") == "1.2.3" with input as {"currentCSV": null, "installedCSV": null}
+	version._csv_version("etcdoperator.v1.2.3") == "1.2.3" with input as {"currentCSV": "etcdoperator.v1.2.3", "installedCSV": null}
+	not version._csv_version("etcd") with input as {"currentCSV": null, "installedCSV": null}
 }
 
 test_package_settings_that_are_not_an_object_are_only_a_config_error if {
 	_codes(version.deny) == {"VersionConfigInvalid"} with input as _input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0") with data.tollgate.config.packs.version as {"packages": {"etcd": true}}
+}
+
+# --- versions from the bundle (input.versions) -----------------------------------------------
+
+# A bundle version wins over the name: etcd.v1.9.9 whose bundle is 2.0.0 crosses a major.
+test_the_bundle_version_wins_over_the_name if {
+	inp := object.union(_input("etcd.v1.0.0", "etcd.v1.9.9"), {"versions": {
+		"etcd.v1.0.0": {"version": "1.0.0", "from": "ClusterServiceVersion etcd.v1.0.0 spec.version"},
+		"etcd.v1.9.9": {"version": "2.0.0", "from": "InstallPlan install-a status.bundleLookups[0].properties (property olm.package)"},
+	}})
+	d := _one(inp, {})
+	d.code == "MajorVersionUpgrade"
+	"the version of etcd.v1.9.9 (2.0.0) is its bundle's, from InstallPlan install-a status.bundleLookups[0].properties (property olm.package)" in d.facts
+}
+
+# Build metadata does not make a version another: 1.2.3+hotfix.1 is the denied 1.2.3.
+test_build_metadata_compares_as_semver_says if {
+	inp := object.union(_input("etcd.v1.2.0", "etcd.v1.2.3-hotfix.1"), {"versions": {"etcd.v1.2.3-hotfix.1": {"version": "1.2.3+hotfix.1", "from": "PackageManifest etcd channel stable currentCSVDesc.version"}}})
+	_denies(inp, {"denied": ["1.2.3"]}, "VersionNotAllowed")
+}
+
+# With input.versions, a CSV it does not list has its version from the name, and says so.
+test_with_versions_the_name_is_the_last_resort if {
+	inp := object.union(_input("etcdoperator.v0.9.4", "etcdoperator.v1.0.0"), {"versions": {}})
+	d := _one(inp, {})
+	d.code == "MajorVersionUpgrade"
+	_name_fact("etcdoperator.v1.0.0", "1.0.0") in d.facts
 }
