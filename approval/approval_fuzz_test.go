@@ -45,7 +45,9 @@ var operatorConditionGVK = schema.GroupVersionKind{Group: "operators.coreos.com"
 // UpgradeGate the one the manager creates, and judges every InstallPlan with a Decider on the
 // embedded policies. Seeds are the snapshots under test/testdata/snapshots (held.yaml and
 // bundled.yaml have an operator that reports Upgradeable=False) and test/testdata/decoys, and
-// the cases in testdata/fuzz/FuzzNoApprovalWhileNotUpgradeable.
+// the cases in testdata/fuzz/FuzzNoApprovalWhileNotUpgradeable, and the states real OLM wrote
+// (test/testdata/olm). Every approvable plan must also keep the safety invariant, as the
+// oracle (oracle_test.go) states it.
 //
 // The properties of an approvable plan:
 //
@@ -78,8 +80,10 @@ var operatorConditionGVK = schema.GroupVersionKind{Group: "operators.coreos.com"
 // copied, so a stale copy is the policies' OperatorConditionStale, not checked here.
 func FuzzNoApprovalWhileNotUpgradeable(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("..", "test", "testdata", "snapshots", "*.yaml"))
-	decoys, _ := filepath.Glob(filepath.Join("..", "test", "testdata", "decoys", "*.yaml"))
-	seeds = append(seeds, decoys...)
+	for _, dir := range []string{"decoys", "olm", "agreement"} {
+		more, _ := filepath.Glob(filepath.Join("..", "test", "testdata", dir, "*.yaml"))
+		seeds = append(seeds, more...)
+	}
 	for _, p := range seeds {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
@@ -126,6 +130,7 @@ func FuzzNoApprovalWhileNotUpgradeable(f *testing.F) {
 			if v.Approvable {
 				checkApprovable(t, snap, d, plan, subs.Items, now)
 			}
+			checkInvariant(t, snap, d, plan, v)
 		}
 	})
 }

@@ -77,6 +77,9 @@ func (b Blocker) String() string {
 	case BlockUnattributed:
 		return fmt.Sprintf("%s (cannot be attributed to one operator: %s)", b.CSV, b.Detail)
 	case BlockReplacesUnjudged:
+		if b.Detail != "" {
+			return fmt.Sprintf("%s (replaces %s, which no Subscription owns: %s)", b.CSV, b.Replaces, b.Detail)
+		}
 		return fmt.Sprintf("%s (replaces %s, which no Subscription owns and no decision on %s looked at)", b.CSV, b.Replaces, b.CSV)
 	}
 	who := b.Subscription

@@ -40,8 +40,8 @@ func TestNewDependencyOfAPlanIsApprovable(t *testing.T) {
 }
 
 // The same plan is held when the dependency is not new: a Subscription already follows its
-// package (it is then a claimant, judged as any), or a CSV in the namespace belongs to no
-// Subscription (the dependency could replace it, ungated).
+// package (it is then a claimant, judged as any). What a dependency replaces is judged in
+// hostile_test.go.
 func TestDependencyThatIsNotNewHoldsThePlan(t *testing.T) {
 	t.Run("a Subscription follows its package", func(t *testing.T) {
 		snap := gated(t, bundledFirstInstall)
@@ -53,16 +53,6 @@ func TestDependencyThatIsNotNewHoldsThePlan(t *testing.T) {
 		}))
 		v := judgeOnlyPlan(t, snap)
 		assert.False(t, v.Approvable, "a claimant of the dependency's package decides for it")
-	})
-	t.Run("a CSV no Subscription accounts for", func(t *testing.T) {
-		snap := gated(t, bundledFirstInstall)
-		require.NoError(t, snap.Add(&v1alpha1.ClusterServiceVersion{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "operators.coreos.com/v1alpha1", Kind: "ClusterServiceVersion"},
-			ObjectMeta: metav1.ObjectMeta{Namespace: onlyNamespace(t, snap), Name: "delta.v0.9.0"},
-		}))
-		v := judgeOnlyPlan(t, snap)
-		assert.False(t, v.Approvable, "the dependency could replace a CSV no gate judges")
-		assert.Contains(t, v.WhyNot(), "delta.v1.0.0 (no Subscription in the plan's namespace claims it)")
 	})
 }
 

@@ -194,8 +194,9 @@ func (s *session) dependencyBlockers(csv string, m *member) []Blocker {
 	return []Blocker{b}
 }
 
-// replaceBlockers are why the CSVs csv replaces hold the plan: the plan names several; or one
-// exists and a Subscription that owns it does not let the plan through (judged: claimants of
+// replaceBlockers are why the CSVs csv replaces hold the plan: the plan names several; one is a
+// copy OLM made of an operator of another namespace (OLM replaces copies too, and that
+// operator's gate is elsewhere); or one exists and a Subscription that owns it does not let the plan through (judged: claimants of
 // csv already judged, not repeated); or one exists, no Subscription owns it, and none of
 // deciders (the decisions on csv) was made on it.
 func (s *session) replaceBlockers(ctx context.Context, plan *v1alpha1.InstallPlan, csv string, replaces []string, deciders []*member, judged map[types.NamespacedName]bool) ([]Blocker, error) {
@@ -204,16 +205,20 @@ func (s *session) replaceBlockers(ctx context.Context, plan *v1alpha1.InstallPla
 	}
 	var out []Blocker
 	for _, r := range replaces {
-		exists, err := s.csvExists(ctx, plan.Namespace, r)
+		replaced, err := s.csv(ctx, plan.Namespace, r)
 		if err != nil {
 			return nil, err
 		}
-		if !exists { // nothing to replace: a first install
+		if replaced == nil { // nothing to replace: a first install
 			continue
 		}
 		owners, err := s.owners(ctx, plan.Namespace, r)
 		if err != nil {
 			return nil, err
+		}
+		if from := replaced.Labels[v1alpha1.CopiedFromLabel]; from != "" {
+			out = append(out, Blocker{CSV: csv, Replaces: r, Reason: BlockReplacesUnjudged, Detail: "a copy of the operator installed in namespace " + from})
+			continue
 		}
 		if len(owners) == 0 && !madeOn(deciders, r) {
 			out = append(out, Blocker{CSV: csv, Replaces: r, Reason: BlockReplacesUnjudged})
@@ -247,16 +252,17 @@ func madeOn(deciders []*member, name string) bool {
 	return false
 }
 
-// csvExists says whether the CSV name exists in ns.
-func (s *session) csvExists(ctx context.Context, ns, name string) (bool, error) {
-	err := s.d.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &v1alpha1.ClusterServiceVersion{})
+// csv is the CSV name of ns; nil when it does not exist.
+func (s *session) csv(ctx context.Context, ns, name string) (*v1alpha1.ClusterServiceVersion, error) {
+	csv := &v1alpha1.ClusterServiceVersion{}
+	err := s.d.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, csv)
 	switch {
 	case err == nil:
-		return true, nil
+		return csv, nil
 	case apierrors.IsNotFound(err):
-		return false, nil
+		return nil, nil
 	}
-	return false, fmt.Errorf("get ClusterServiceVersion %s/%s: %w", ns, name, err)
+	return nil, fmt.Errorf("get ClusterServiceVersion %s/%s: %w", ns, name, err)
 }
 
 // blocker is the full decision of the Subscription key and why it holds a plan that installs
