@@ -1,7 +1,6 @@
 package v1alpha1
 
 import (
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )

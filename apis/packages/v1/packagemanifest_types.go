@@ -66,6 +66,7 @@ type PackageManifestStatus struct {
 	Channels                 []PackageChannel `json:"channels"`
 	DefaultChannel           string           `json:"defaultChannel"`
 }
+
 // PackageManifest is a package as a catalog serves it.
 //
 // +kubebuilder:object:root=true
