@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,7 +33,8 @@ const (
 // carries the approval record of the gate's decision d, and returns the name of the last
 // plan it approved, if any, also when a later plan failed. The patch carries the plan's
 // resourceVersion: a plan that changed since it was gathered is re-evaluated on its update
-// event, never approved blindly.
+// event, never approved blindly. While the decision log is closing (the manager stops), it
+// approves nothing: an approval the log might miss is left to the next manager.
 func (r *GateReconciler) approve(ctx context.Context, dec *approval.Decision, d tollgatev1alpha1.Decision) (string, error) {
 	log := ctrl.LoggerFrom(ctx)
 	record := tollgatev1alpha1.RecordOf(dec.Subscription.Name, d, metav1.NewTime(r.now().Truncate(time.Second))).String()
@@ -43,25 +45,51 @@ func (r *GateReconciler) approve(ctx context.Context, dec *approval.Decision, d 
 			log.V(1).Info("not approving install plan", "installPlan", plan.Name, "why", verdict.WhyNot())
 			continue
 		}
-		orig := plan.DeepCopy()
-		plan.Spec.Approved = true
-		metav1.SetMetaDataAnnotation(&plan.ObjectMeta, tollgatev1alpha1.ApprovalRecordAnnotation, record)
-		if err := r.Patch(ctx, plan, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-				log.Info("install plan changed since it was evaluated; re-evaluating", "installPlan", plan.Name)
-				continue
-			}
-			return approved, fmt.Errorf("approve install plan %s/%s: %w", plan.Namespace, plan.Name, err)
+		ok, err := r.approvePlan(ctx, dec, plan, record)
+		switch {
+		case errors.Is(err, errLogClosing):
+			log.Info("not approving install plan: the manager stops and the decision log is closing", "installPlan", plan.Name)
+			return approved, nil
+		case err != nil:
+			return approved, err
+		case ok:
+			approved = plan.Name
 		}
-		// Recorded on the plan and in the gate's status, the log and the metric; no Event:
-		// an approval costs the approval and one status write.
-		r.approved.record(plan, client.ObjectKeyFromObject(dec.Subscription))
-		approvalsTotal.Inc()
-		r.DecisionLog.Approval(dec, plan)
-		log.Info("approved install plan", "installPlan", plan.Name, "csvs", plan.Spec.ClusterServiceVersionNames, "policyRevision", dec.Result.Revision)
-		approved = plan.Name
 	}
 	return approved, nil
+}
+
+// errLogClosing says the decision log no longer takes approvals (decisionlog.Logger.Hold).
+var errLogClosing = errors.New("the decision log is closing")
+
+// approvePlan approves plan in one patch carrying record and logs the approval, holding the
+// decision log open from before the patch until the approval is logged, so that no approval
+// is made that the log misses. It says whether plan was approved: a plan that changed or went
+// away since it was gathered is not, and that is no error.
+func (r *GateReconciler) approvePlan(ctx context.Context, dec *approval.Decision, plan *v1alpha1.InstallPlan, record string) (bool, error) {
+	release, ok := r.DecisionLog.Hold()
+	if !ok {
+		return false, errLogClosing
+	}
+	defer release()
+	log := ctrl.LoggerFrom(ctx)
+	orig := plan.DeepCopy()
+	plan.Spec.Approved = true
+	metav1.SetMetaDataAnnotation(&plan.ObjectMeta, tollgatev1alpha1.ApprovalRecordAnnotation, record)
+	if err := r.Patch(ctx, plan, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			log.Info("install plan changed since it was evaluated; re-evaluating", "installPlan", plan.Name)
+			return false, nil
+		}
+		return false, fmt.Errorf("approve install plan %s/%s: %w", plan.Namespace, plan.Name, err)
+	}
+	// Recorded on the plan and in the gate's status, the log and the metric; no Event:
+	// an approval costs the approval and one status write.
+	r.approved.record(plan, client.ObjectKeyFromObject(dec.Subscription))
+	approvalsTotal.Inc()
+	r.DecisionLog.Approval(dec, plan)
+	log.Info("approved install plan", "installPlan", plan.Name, "csvs", plan.Spec.ClusterServiceVersionNames, "policyRevision", dec.Result.Revision)
+	return true, nil
 }
 
 // holdAutomatic deals with Subscriptions that approve automatically: OLM upgrades them

@@ -28,4 +28,21 @@
 // plugin does (a gzip-compressed JSON array, Content-Encoding: gzip), from a bounded buffer
 // that drops the oldest events when full (tollgate_decision_log_dropped_total) and with
 // retries under an exponential backoff. Logging never blocks a reconcile on the network.
+//
+// Every approval is logged, whenever the manager stops. An approval event says the plan was
+// approved: it is written once the patch that approves the plan has succeeded, never ahead of
+// it, so the log claims no approval that did not happen and needs no second event to take one
+// back. What keeps it complete is the order of shutdown: the reconciler holds the log open
+// (Logger.Hold) from before the patch until the approval is logged, and the Logger, when the
+// manager stops it, first refuses new holds (no approval is made then: the next manager makes
+// it), then waits for the approvals under way to be logged, and only then stops its sink,
+// which flushes and closes. The file sink writes each event with one write to the file, so an
+// event written outlives the process; the file is synced when it closes. What no order can
+// cover is the process dying between the patch and the write (killed, or a lost Lease, after
+// which controller-runtime does not wait for reconciles to end): the plan's own approval
+// record (annotation tollgate.dev/approval) then still says who approved it and on which
+// decision. The HTTP sink uploads what is pending when it stops, within FlushTimeout; what
+// it could not deliver is counted in tollgate_decision_log_dropped_total and logged with its
+// number. A decision event written after the log closed (a reconcile still running as the
+// manager stops) is refused, counted and logged the same way: nothing is dropped silently.
 package decisionlog

@@ -86,6 +86,7 @@ type HTTPSink struct {
 
 	mu      sync.Mutex
 	pending [][]byte // encoded events, oldest first
+	stopped bool     // Run has ended: Write refuses events
 	full    chan struct{}
 }
 
@@ -102,7 +103,8 @@ func NewHTTPSink(target string, opts HTTPOptions) (*HTTPSink, error) {
 	return &HTTPSink{url: u.String(), name: u.Redacted(), opts: opts.withDefaults(), full: make(chan struct{}, 1)}, nil
 }
 
-// Write enqueues ev, dropping the oldest pending event when the buffer is full.
+// Write enqueues ev, dropping the oldest pending event when the buffer is full. Once Run has
+// ended it refuses ev, counted as dropped (ErrClosed): nothing would upload it.
 func (s *HTTPSink) Write(ev *Event) error {
 	line, err := encode(ev)
 	if err != nil {
@@ -110,6 +112,10 @@ func (s *HTTPSink) Write(ev *Event) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.stopped {
+		droppedTotal.Inc()
+		return fmt.Errorf("upload to %s: %w", s.name, ErrClosed)
+	}
 	s.enqueue(line)
 	if len(s.pending) >= s.opts.BatchEvents {
 		select {
@@ -137,7 +143,8 @@ func (s *HTTPSink) Pending() int {
 }
 
 // Run uploads until ctx ends, then uploads what is pending once (within FlushTimeout); what
-// still fails is dropped and counted. An upload in flight when ctx ends is not cut off (the
+// still fails is dropped, counted and logged with its number, and what is written after
+// that is refused and counted (Write). An upload in flight when ctx ends is not cut off (the
 // client's Timeout bounds it): the service may have taken the batch already, and flush would
 // send it again.
 func (s *HTTPSink) Run(ctx context.Context) error {
@@ -179,15 +186,22 @@ func (s *HTTPSink) backoff(failures int) time.Duration {
 	return min(d, s.opts.MaxBackoff)
 }
 
-// flush is the last upload.
+// flush is the last upload: until nothing is pending, also what was written meanwhile, then
+// the sink refuses events. What it could not upload is dropped, counted and logged.
 func (s *HTTPSink) flush() {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.FlushTimeout)
 	defer cancel()
-	if err := s.uploadAll(ctx); err != nil {
-		s.mu.Lock()
-		lost := len(s.pending)
-		s.pending = nil
+	err := s.uploadAll(ctx)
+	s.mu.Lock()
+	for err == nil && len(s.pending) > 0 { // written during the upload
 		s.mu.Unlock()
+		err = s.uploadAll(ctx)
+		s.mu.Lock()
+	}
+	lost := len(s.pending)
+	s.pending, s.stopped = nil, true
+	s.mu.Unlock()
+	if lost > 0 {
 		droppedTotal.Add(float64(lost))
 		s.opts.Log.Error(err, "decision log events lost on shutdown", "dropped", lost)
 	}

@@ -2,6 +2,7 @@ package decisionlog
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -14,7 +15,8 @@ import (
 )
 
 // Sink receives events. Write must not block for long (a reconcile calls it); Run runs until
-// ctx ends, then flushes what is pending and releases the sink.
+// ctx ends, then flushes what is pending and releases the sink. A Write after Run has ended
+// returns an error wrapping ErrClosed, and an event it refuses is counted as dropped.
 type Sink interface {
 	Write(ev *Event) error
 	Run(ctx context.Context) error
@@ -41,10 +43,15 @@ func Labels(id string) map[string]string {
 
 // Logger logs decisions and approvals to a sink. A nil *Logger logs nothing, so callers need
 // not check. It is a manager.Runnable that runs the sink (uploads, and the last flush when
-// the manager stops); it needs no leader election, so it stops after the controllers.
+// the manager stops). It needs no leader election, so controller-runtime stops it before the
+// controllers: an approval under way then holds it open (Hold) until the approval is logged.
 type Logger struct {
 	sink Sink
 	opts Options
+
+	mu      sync.Mutex
+	closing bool           // the logger stops: no approval may begin
+	holds   sync.WaitGroup // approvals begun and not yet logged
 }
 
 // New logs to sink.
@@ -61,11 +68,51 @@ func New(sink Sink, opts Options) *Logger {
 	return &Logger{sink: sink, opts: opts}
 }
 
-// Start runs the sink until ctx ends (manager.Runnable).
-func (l *Logger) Start(ctx context.Context) error { return l.sink.Run(ctx) }
+// Start runs the sink until ctx ends (manager.Runnable). Then it refuses new holds, waits for
+// the approvals held to be logged, and only then stops the sink, which flushes and closes.
+func (l *Logger) Start(ctx context.Context) error {
+	sinkCtx, stopSink := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSink()
+	ran := make(chan error, 1)
+	go func() { ran <- l.sink.Run(sinkCtx) }()
+	select {
+	case err := <-ran: // the sink gave up on its own
+		l.close()
+		return err
+	case <-ctx.Done():
+	}
+	l.close()
+	stopSink()
+	return <-ran
+}
 
 // NeedLeaderElection is false: the logger runs on every replica, only the leader decides.
 func (l *Logger) NeedLeaderElection() bool { return false }
+
+// Hold keeps the log open for one approval: the caller approves and logs the approval
+// (Approval), then calls release, also when the approval failed. ok is false once the logger
+// is stopping: then the caller must not approve, since the approval might not be logged. A nil
+// *Logger logs nothing and holds nothing: ok is always true.
+func (l *Logger) Hold() (release func(), ok bool) {
+	if l == nil {
+		return func() {}, true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		return nil, false
+	}
+	l.holds.Add(1)
+	return sync.OnceFunc(l.holds.Done), true
+}
+
+// close refuses new holds and waits for the ones given to be released.
+func (l *Logger) close() {
+	l.mu.Lock()
+	l.closing = true
+	l.mu.Unlock()
+	l.holds.Wait()
+}
 
 // Decision logs a decision that changed a gate.
 func (l *Logger) Decision(dec *approval.Decision) {
