@@ -49,6 +49,10 @@ type GateReconciler struct {
 	Input input.Config
 	// TakeOverApproval switches Automatic Subscriptions to Manual.
 	TakeOverApproval bool
+	// LeaveDependenciesAutomatic leaves the Subscriptions OLM creates for the dependencies
+	// of plans Tollgate approved as OLM creates them, Automatic; by default they are
+	// switched to Manual, so that their upgrades are gated too.
+	LeaveDependenciesAutomatic bool
 	// Reevaluate is how often a gate is re-evaluated without a change (time-based policies
 	// such as maintenance windows and expiring overrides); zero means never.
 	Reevaluate time.Duration

@@ -33,6 +33,8 @@ type Options struct {
 	Input input.Config
 	// TakeOverApproval switches Automatic Subscriptions to Manual.
 	TakeOverApproval bool
+	// LeaveDependenciesAutomatic leaves dependency Subscriptions Automatic (GateReconciler).
+	LeaveDependenciesAutomatic bool
 	// Reevaluate is how often every gate is re-evaluated without a change: a safety net, since
 	// time-based rules say when to look again (recheckAt).
 	Reevaluate time.Duration
@@ -170,14 +172,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Policies, erro
 		in.OperandKinds = newOperandAccess(mgr.GetAPIReader(), mgr.GetClient())
 	}
 	gates := &GateReconciler{
-		Client:           mgr.GetClient(),
-		Recorder:         mgr.GetEventRecorderFor("tollgate"),
-		Policies:         policies,
-		Input:            in,
-		TakeOverApproval: opts.TakeOverApproval,
-		Reevaluate:       opts.Reevaluate,
-		Workers:          opts.Workers,
-		DecisionLog:      opts.DecisionLog,
+		Client:                     mgr.GetClient(),
+		Recorder:                   mgr.GetEventRecorderFor("tollgate"),
+		Policies:                   policies,
+		Input:                      in,
+		TakeOverApproval:           opts.TakeOverApproval,
+		LeaveDependenciesAutomatic: opts.LeaveDependenciesAutomatic,
+		Reevaluate:                 opts.Reevaluate,
+		Workers:                    opts.Workers,
+		DecisionLog:                opts.DecisionLog,
 	}
 	if opts.DecisionLog != nil {
 		if err := mgr.Add(opts.DecisionLog); err != nil {

@@ -24,6 +24,7 @@ type Flags struct {
 	defaultMode      string
 	globalCatalogNS  string
 	takeOverApproval bool
+	leaveDepsAuto    bool
 	policyNamespace  string
 	bundles          []string
 	bundlePoll       time.Duration
@@ -44,6 +45,7 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.defaultMode, "default-mode", string(tollgatev1alpha1.DefaultMode), "mode of gates whose spec.mode is empty: Enforce (approve allowed InstallPlans) or Audit (decide and report only)")
 	fs.StringVar(&f.globalCatalogNS, "global-catalog-namespace", input.DefaultGlobalCatalogNamespace, "namespace whose CatalogSources every Subscription can use")
 	fs.BoolVar(&f.takeOverApproval, "take-over-approval", false, "switch Subscriptions with installPlanApproval: Automatic to Manual, so Tollgate can hold their upgrades")
+	fs.BoolVar(&f.leaveDepsAuto, "leave-dependencies-automatic", false, "leave the Subscriptions OLM creates for the dependencies of plans Tollgate approved Automatic, as OLM creates them (by default they are switched to Manual, so that their upgrades are gated too)")
 	fs.DurationVar(&f.reevaluate, "reevaluate-interval", controllers.DefaultReevaluate, "safety net: re-evaluate every gate this often even without a change (time-based rules need not: they say when to look again); 0 disables")
 	fs.IntVar(&f.workers, "workers", controllers.DefaultWorkers, "how many Subscriptions are evaluated at once")
 	fs.Float32Var(&f.qps, "kube-api-qps", -1, "requests per second the manager may send the API server; negative: no client-side limit, the API server's priority and fairness decide (the manager writes only what changed, but a catalog turning unhealthy changes every gate that sees it)")
@@ -84,12 +86,13 @@ func (f *Flags) Options() (controllers.Options, error) {
 		return controllers.Options{}, fmt.Errorf("invalid --evaluation-timeout %s: it must be positive", f.evalTimeout)
 	}
 	return controllers.Options{
-		Input:            input.Config{GlobalCatalogNamespace: f.globalCatalogNS, DefaultMode: mode},
-		TakeOverApproval: f.takeOverApproval,
-		Reevaluate:       f.reevaluate,
-		Workers:          f.workers,
-		PolicyNamespace:  f.policyNamespace,
-		Engine:           engine.Options{Timeout: f.evalTimeout},
+		Input:                      input.Config{GlobalCatalogNamespace: f.globalCatalogNS, DefaultMode: mode},
+		TakeOverApproval:           f.takeOverApproval,
+		LeaveDependenciesAutomatic: f.leaveDepsAuto,
+		Reevaluate:                 f.reevaluate,
+		Workers:                    f.workers,
+		PolicyNamespace:            f.policyNamespace,
+		Engine:                     engine.Options{Timeout: f.evalTimeout},
 	}, nil
 }
 
