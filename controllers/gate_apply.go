@@ -97,8 +97,12 @@ func (r *GateReconciler) approvePlan(ctx context.Context, dec *approval.Decision
 // switch them to Manual. It returns the AutomaticApproval condition.
 func (r *GateReconciler) holdAutomatic(ctx context.Context, sub *v1alpha1.Subscription) ([]metav1.Condition, error) {
 	mode := approval.ApprovalOf(sub)
-	if mode == v1alpha1.ApprovalManual || !r.TakeOverApproval {
+	if mode == v1alpha1.ApprovalManual {
 		return []metav1.Condition{gatestatus.AutomaticApproval(sub, mode, false)}, nil
+	}
+	takeOver, err := r.takesOver(ctx, sub)
+	if !takeOver || err != nil {
+		return []metav1.Condition{gatestatus.AutomaticApproval(sub, mode, false)}, err
 	}
 	orig := sub.DeepCopy()
 	if sub.Spec == nil {
@@ -109,8 +113,13 @@ func (r *GateReconciler) holdAutomatic(ctx context.Context, sub *v1alpha1.Subscr
 		// A Subscription deleted meanwhile is no error: its gate goes with it.
 		return nil, client.IgnoreNotFound(fmt.Errorf("switch subscription %s/%s to manual approval: %w", sub.Namespace, sub.Name, err))
 	}
+	why := "--take-over-approval"
+	if !r.TakeOverApproval {
+		why = "OLM created it for a dependency of InstallPlan " + sub.Annotations[GeneratedByAnnotation] + ", which Tollgate approved; --leave-dependencies-automatic keeps OLM's default"
+		dependencyTakeOversTotal.Inc()
+	}
 	r.Recorder.Event(sub, corev1.EventTypeNormal, EventApprovalTakenOver,
-		"Switched installPlanApproval from Automatic to Manual (--take-over-approval): Tollgate now approves this operator's InstallPlans when policy allows.")
+		"Switched installPlanApproval from Automatic to Manual ("+why+"): Tollgate now approves this operator's InstallPlans when policy allows.")
 	return []metav1.Condition{gatestatus.AutomaticApproval(sub, mode, true)}, nil
 }
 
