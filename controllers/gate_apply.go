@@ -110,6 +110,9 @@ func (r *GateReconciler) holdAutomatic(ctx context.Context, sub *v1alpha1.Subscr
 	}
 	sub.Spec.InstallPlanApproval = v1alpha1.ApprovalManual
 	if err := r.Patch(ctx, sub, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsForbidden(err) && !r.TakeOverApproval {
+			return []metav1.Condition{dependencyNotTakenOver(sub, mode)}, nil
+		}
 		// A Subscription deleted meanwhile is no error: its gate goes with it.
 		return nil, client.IgnoreNotFound(fmt.Errorf("switch subscription %s/%s to manual approval: %w", sub.Namespace, sub.Name, err))
 	}

@@ -6,12 +6,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/gatestatus"
 )
 
 // GeneratedByAnnotation is the annotation OLM puts on a Subscription it creates for a
@@ -73,4 +75,14 @@ func planCreates(plan *v1alpha1.InstallPlan, name string) bool {
 		}
 	}
 	return false
+}
+
+// dependencyNotTakenOver is the AutomaticApproval condition of a dependency Subscription that
+// Tollgate may not switch to Manual (its RBAC grants no patch on Subscriptions): reported on
+// the gate, never a reconcile error.
+func dependencyNotTakenOver(sub *v1alpha1.Subscription, mode v1alpha1.Approval) metav1.Condition {
+	c := gatestatus.AutomaticApproval(sub, mode, false)
+	c.Message = fmt.Sprintf("OLM created this Subscription Automatic for a dependency of InstallPlan %s, which Tollgate approved, and Tollgate may not switch it to Manual: "+
+		"its RBAC grants no patch on Subscriptions (config/components/take-over-approval grants it). ", sub.Annotations[GeneratedByAnnotation]) + c.Message
+	return c
 }
