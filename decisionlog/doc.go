@@ -15,13 +15,15 @@
 // Both carry labels {"app": "tollgate", "id": <instance>, "version": <Tollgate's version>},
 // a random decision_id, bundles {"tollgate": {"revision": <policy revision>}} plus one entry
 // per OPA bundle loaded with --bundle (its location, and its manifest revision),
-// requested_by "tollgate", and an RFC 3339 timestamp. Tollgate adds one field of its own,
-// input_digest: engine.Digest of the input, which the gate records as
-// status.decision.inputDigest. Logged without input (the input may hold what a log pipeline
-// should not), an event has no input and, as OPA marks an erased input, erased ["/input"]:
-// input_digest still says which state was decided. nd_builtin_cache is never set: the
-// policies cannot call non-deterministic built-ins, so every decision replays from its input
-// (`tollgate eval --replay`).
+// requested_by "tollgate", and an RFC 3339 timestamp. Tollgate adds two fields of its own:
+// input_digest, engine.Digest of the input, which the gate records as
+// status.decision.inputDigest (the state decided on: it leaves out the clock, input.now, and
+// the gate's status); and input_sha256, the sha256 of all of the input, clock and gate
+// status included, so that a replay tells an edited input from the one decided on. Logged
+// without input (the input may hold what a log pipeline should not), an event has no input
+// and, as OPA marks an erased input, erased ["/input"]: both digests still say which input
+// was decided. nd_builtin_cache is never set: the policies cannot call non-deterministic
+// built-ins, so every decision replays from its input (`tollgate eval --replay`).
 //
 // Sinks: a writer (standard output, or a file opened for appending), one line per event,
 // written whole under one lock; or an HTTP service, to which batches are POSTed as OPA's

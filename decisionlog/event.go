@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -43,8 +44,12 @@ type Event struct {
 	Error       *EventError           `json:"error,omitempty"`
 	RequestedBy string                `json:"requested_by"`
 	Timestamp   time.Time             `json:"timestamp"`
-	// InputDigest is engine.Digest of the input: the gate's status.decision.inputDigest.
+	// InputDigest is engine.Digest of the input: the gate's status.decision.inputDigest. It
+	// names the state decided on, and leaves out the clock and what Tollgate wrote itself.
 	InputDigest string `json:"input_digest,omitempty"`
+	// InputSHA256 is InputSHA256 of the input: all of what the decision read, its clock
+	// included, so that a replay sees any edit of it.
+	InputSHA256 string `json:"input_sha256,omitempty"`
 }
 
 // BundleInfo is a bundle's entry under bundles.
@@ -92,6 +97,20 @@ func InstanceID() string {
 		return hex.EncodeToString(b[:])
 	}
 	return name + "-" + hex.EncodeToString(b[:])
+}
+
+// InputSHA256 is the sha256 (hex) of input's JSON (object keys sorted): all of it, where
+// engine.Digest leaves out input.now and the gate's status. A decision reads nothing but its
+// input, so two inputs with the same InputSHA256 are decided the same by the same policies.
+func InputSHA256(input map[string]any) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(input); err != nil {
+		// Not JSON data: such an input also fails evaluation; give it a digest of its own.
+		fmt.Fprintf(h, "unencodable: %v", err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // encode is ev as one JSON line.

@@ -158,6 +158,7 @@ func (l *Logger) event(path string, input map[string]any, rev string) *Event {
 		RequestedBy: RequestedBy,
 		Timestamp:   l.opts.Now().UTC(),
 		InputDigest: engine.Digest(input),
+		InputSHA256: InputSHA256(input),
 	}
 	if l.opts.Bundles != nil {
 		for name, r := range l.opts.Bundles() {

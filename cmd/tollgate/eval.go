@@ -61,7 +61,8 @@ is denied, and with --fail-on-invalid-catalog when any CatalogSource is invalid.
 With --replay FILE instead of --snapshot, it re-evaluates the decisions a manager logged with
 --decision-log, each from its logged input (which holds its clock, input.now), and says which
 come out differently: exit status 3 when any does, or when an event's input is not the one its
-input_digest was taken of (edited after it was logged: INPUT EDITED, never "same"). There is
+input_digest and input_sha256 were taken of (edited after it was logged, its clock included:
+INPUT EDITED, never "same"). There is
 no cluster, so the policy ConfigMaps are not read: pass their modules with --policy-dir. --now,
 --default-mode and --global-catalog-namespace do not apply: the logged input holds them.`,
 		Example: `  # what would Tollgate decide on the state a colleague attached to a bug report?
@@ -90,7 +91,7 @@ no cluster, so the policy ConfigMaps are not read: pass their modules with --pol
 	f.output.AddFlags(cmd)
 	cmd.Flags().BoolVar(&f.failOnDeny, "fail-on-deny", false, fmt.Sprintf("exit with status %d when any Subscription's upgrade is denied", exitDenied))
 	cmd.Flags().BoolVar(&f.failOnInvalidCatalog, "fail-on-invalid-catalog", false, fmt.Sprintf("exit with status %d when any CatalogSource of the snapshot is invalid", exitDenied))
-	cmd.Flags().StringVar(&f.replay, "replay", "", "instead of --snapshot: re-evaluate the decisions of the decision log `FILE` written by 'tollgate run --decision-log' ('-' reads standard input) with the embedded policies, --bundle and --policy-dir (no cluster: the policy ConfigMaps are not read), and say which come out differently (exit status 3 if any, or if a logged input does not match its input_digest)")
+	cmd.Flags().StringVar(&f.replay, "replay", "", "instead of --snapshot: re-evaluate the decisions of the decision log `FILE` written by 'tollgate run --decision-log' ('-' reads standard input) with the embedded policies, --bundle and --policy-dir (no cluster: the policy ConfigMaps are not read), and say which come out differently (exit status 3 if any, or if a logged input does not match its digests)")
 	return cmd
 }
 

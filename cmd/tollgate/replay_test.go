@@ -75,8 +75,9 @@ func TestReplayNamesALineLongerThanTheCap(t *testing.T) {
 	assert.Equal(t, "--replay "+path+": line 2: longer than the cap of 64 MiB", err.Error())
 }
 
-// TestReplayFlagsAnEditedInput: an event whose input is not the one its input_digest was
-// taken of is a difference, exit status 3 (package replay tests its outcome and reason).
+// TestReplayFlagsAnEditedInput: an event whose input is not the one its digests were taken
+// of, its clock included, is a difference, exit status 3 (package replay tests its outcome
+// and reason).
 func TestReplayFlagsAnEditedInput(t *testing.T) {
 	ctx := context.Background()
 	eng, err := engine.New(ctx, engine.Options{})
@@ -85,11 +86,11 @@ func TestReplayFlagsAnEditedInput(t *testing.T) {
 	res := eng.Evaluate(ctx, doc)
 	var buf bytes.Buffer
 	log := decisionlog.New(decisionlog.NewWriterSink(&buf), decisionlog.Options{Log: logr.Discard()})
-	for range 3 {
+	for range 4 {
 		log.Decision(&approval.Decision{Document: &input.Document{Doc: doc, Subscription: &v1alpha1.Subscription{}}, Result: res})
 	}
 	lines := strings.SplitAfter(strings.TrimSpace(buf.String()), "\n")
-	require.Len(t, lines, 3)
+	require.Len(t, lines, 4)
 	edit := func(line string, change func(ev map[string]any)) string {
 		var ev map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &ev))
@@ -110,7 +111,8 @@ func TestReplayFlagsAnEditedInput(t *testing.T) {
 		edit(lines[1], func(ev map[string]any) {
 			ev["input"].(map[string]any)["subscription"].(map[string]any)["metadata"].(map[string]any)["name"] = "other"
 		}),
-		edit(lines[2], func(ev map[string]any) { delete(ev, "input_digest") }))
+		edit(lines[2], func(ev map[string]any) { delete(ev, "input_digest") }),
+		edit(lines[3], func(ev map[string]any) { ev["input"].(map[string]any)["now"] = "2027-01-01T00:00:00Z" }))
 
 	t.Run("an untouched event replays the same", func(t *testing.T) {
 		stdout, _, err := run(t, "eval", "--replay", untouched)
@@ -122,10 +124,11 @@ func TestReplayFlagsAnEditedInput(t *testing.T) {
 		stdout, _, err := run(t, "eval", "--replay", edited, "-o", "json")
 		require.Error(t, err)
 		assert.Equal(t, exitDenied, exitCode(err))
-		assert.Equal(t, "2 of 3 logged inputs are not the ones their input_digest was taken of", err.Error())
+		assert.Equal(t, "3 of 4 logged inputs are not the ones their digests were taken of", err.Error())
 		var rep replay.Report
 		require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
-		assert.Equal(t, 2, rep.InputEdited)
+		assert.Equal(t, 3, rep.InputEdited)
+		assert.Contains(t, rep.Events[3].Reason, "clock (now)", "an edited clock is seen")
 	})
 	t.Run("edited events are their own outcome, in the table", func(t *testing.T) {
 		stdout, _, err := run(t, "eval", "--replay", edited)
@@ -133,6 +136,6 @@ func TestReplayFlagsAnEditedInput(t *testing.T) {
 		assert.Equal(t, exitDenied, exitCode(err))
 		assert.Contains(t, stdout, "INPUT EDITED (digest mismatch)")
 		assert.Contains(t, stdout, "INPUT EDITED (no input_digest)")
-		assert.Contains(t, stdout, ": 1 same, 0 different, 0 not replayable, 2 input edited\n")
+		assert.Contains(t, stdout, ": 1 same, 0 different, 0 not replayable, 3 input edited\n")
 	})
 }

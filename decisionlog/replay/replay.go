@@ -104,7 +104,7 @@ func (r *Report) Differences() []string {
 		differences = append(differences, fmt.Sprintf("%d of %d logged decisions come out differently with these policies", r.Different, len(r.Events)))
 	}
 	if r.InputEdited > 0 {
-		differences = append(differences, fmt.Sprintf("%d of %d logged inputs are not the ones their input_digest was taken of", r.InputEdited, len(r.Events)))
+		differences = append(differences, fmt.Sprintf("%d of %d logged inputs are not the ones their digests were taken of", r.InputEdited, len(r.Events)))
 	}
 	return differences
 }
@@ -149,15 +149,21 @@ func notReplayable(l decisionlog.Logged, logged *Decision) string {
 }
 
 // inputEdited says why ev's input is not the one it was logged with, or "" when it is: the
-// logger writes the digest of the input it logs (engine.Digest), so an input that does not
-// have it, or an event without one, was edited after it was logged. The digest leaves out
-// input.now, so an edited clock is not seen.
+// logger writes the digests of the input it logs (engine.Digest, the state; and
+// decisionlog.InputSHA256, all of it, clock and gate status included), so an input that
+// does not have them, or an event without them, was edited after it was logged.
 func inputEdited(ev decisionlog.Event) string {
-	if ev.InputDigest == "" {
+	switch {
+	case ev.InputDigest == "":
 		return "no input_digest: Tollgate logs one with every input"
+	case ev.InputSHA256 == "":
+		return "no input_sha256: Tollgate logs one with every input"
 	}
 	if d := engine.Digest(ev.Input); d != ev.InputDigest {
 		return fmt.Sprintf("digest mismatch: the input's digest is %s, input_digest says %s", d, ev.InputDigest)
+	}
+	if d := decisionlog.InputSHA256(ev.Input); d != ev.InputSHA256 {
+		return fmt.Sprintf("digest mismatch: the input's clock (now) or gate status is not the one decided on: its sha256 is %s, input_sha256 says %s", d, ev.InputSHA256)
 	}
 	return ""
 }

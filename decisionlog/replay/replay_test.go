@@ -70,6 +70,7 @@ func logged(d engine.Decision) decisionlog.Logged {
 			Path:        decisionlog.PathDecision,
 			Input:       in,
 			InputDigest: engine.Digest(in),
+			InputSHA256: decisionlog.InputSHA256(in),
 			Bundles:     map[string]decisionlog.BundleInfo{decisionlog.PolicyBundle: {Revision: loggedRevision}},
 			Timestamp:   time.Date(2026, 11, 20, 13, 0, 0, 0, time.FixedZone("CET", 3600)),
 		},
@@ -128,6 +129,19 @@ func TestReplayComparesEachLoggedEvent(t *testing.T) {
 			reason: "no input_digest: Tollgate logs one with every input",
 			want:   [2]*replay.Decision{allowedAsLogged, {Allowed: true, Codes: []string{}, Revision: replayedRevision}},
 		},
+		{
+			name: "an event without input_sha256 is INPUT EDITED, whatever it decides", event: without(logged(allow()), "input_sha256"),
+			replayed: engine.Result{Decision: allow()}, outcome: replay.OutcomeInputEdited,
+			reason: "no input_sha256: Tollgate logs one with every input",
+			want:   [2]*replay.Decision{allowedAsLogged, {Allowed: true, Codes: []string{}, Revision: replayedRevision}},
+		},
+		{
+			name: "an event whose clock was edited is INPUT EDITED, though its state digest matches", event: withNow(logged(allow()), "2027-01-01T00:00:00Z"),
+			replayed: engine.Result{Decision: allow()}, outcome: replay.OutcomeInputEdited,
+			reason: "digest mismatch: the input's clock (now) or gate status is not the one decided on: its sha256 is " +
+				decisionlog.InputSHA256(withNow(logged(allow()), "2027-01-01T00:00:00Z").Event.Input) + ", input_sha256 says " + decisionlog.InputSHA256(doc()),
+			want: [2]*replay.Decision{allowedAsLogged, {Allowed: true, Codes: []string{}, Revision: replayedRevision}},
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rep := replay.Replay(context.Background(), fixed{tt.replayed}, []decisionlog.Logged{tt.event})
@@ -146,7 +160,7 @@ func TestReplayComparesEachLoggedEvent(t *testing.T) {
 	}
 }
 
-// without is l without its input, its result.decision or its input_digest.
+// without is l without its input, its result.decision, its input_digest or its input_sha256.
 func without(l decisionlog.Logged, what string) decisionlog.Logged {
 	switch what {
 	case "input":
@@ -155,7 +169,15 @@ func without(l decisionlog.Logged, what string) decisionlog.Logged {
 		l.Decision = nil
 	case "input_digest":
 		l.Event.InputDigest = ""
+	case "input_sha256":
+		l.Event.InputSHA256 = ""
 	}
+	return l
+}
+
+// withNow is l with its input's clock edited to now, its digests as logged.
+func withNow(l decisionlog.Logged, now string) decisionlog.Logged {
+	l.Event.Input["now"] = now
 	return l
 }
 
@@ -176,7 +198,7 @@ func TestReplayCountsTheOutcomesAndSaysTheDifferences(t *testing.T) {
 	assert.Equal(t, [4]int{1, 1, 1, 1}, [4]int{mixed.Same, mixed.Different, mixed.NotReplayable, mixed.InputEdited})
 	assert.Equal(t, []string{
 		"1 of 4 logged decisions come out differently with these policies",
-		"1 of 4 logged inputs are not the ones their input_digest was taken of",
+		"1 of 4 logged inputs are not the ones their digests were taken of",
 	}, mixed.Differences())
 
 	empty := replay.Replay(ctx, fixed{}, nil)
@@ -186,9 +208,10 @@ func TestReplayCountsTheOutcomesAndSaysTheDifferences(t *testing.T) {
 		"an empty log is an empty list of events, not null")
 }
 
-// TestReplayOfALogTheLoggerWrote logs decisions with the embedded policies, edits two of the
-// logged lines, reads the log back and replays it: the untouched event is the same, the
-// edited ones are their own outcome, with both digests named.
+// TestReplayOfALogTheLoggerWrote logs decisions with the embedded policies, edits three of the
+// logged lines (a Subscription's name, the input_digest, the clock), reads the log back and
+// replays it: the untouched event is the same, the edited ones are their own outcome, with
+// both digests named.
 func TestReplayOfALogTheLoggerWrote(t *testing.T) {
 	ctx := context.Background()
 	eng, err := engine.New(ctx, engine.Options{})
@@ -197,24 +220,26 @@ func TestReplayOfALogTheLoggerWrote(t *testing.T) {
 	res := eng.Evaluate(ctx, in)
 	var buf bytes.Buffer
 	log := decisionlog.New(decisionlog.NewWriterSink(&buf), decisionlog.Options{Log: logr.Discard()})
-	for range 3 {
+	for range 4 {
 		log.Decision(&approval.Decision{Document: &input.Document{Doc: in, Subscription: &v1alpha1.Subscription{}}, Result: res})
 	}
 	lines := strings.SplitAfter(strings.TrimSpace(buf.String()), "\n")
-	require.Len(t, lines, 3)
+	require.Len(t, lines, 4)
 	lines[1] = edit(t, lines[1], func(ev map[string]any) {
 		ev["input"].(map[string]any)["subscription"].(map[string]any)["metadata"].(map[string]any)["name"] = "other"
 	})
 	lines[2] = edit(t, lines[2], func(ev map[string]any) { delete(ev, "input_digest") })
+	lines[3] = edit(t, lines[3], func(ev map[string]any) { ev["input"].(map[string]any)["now"] = "2027-01-01T00:00:00Z" })
 	events, err := decisionlog.Read(strings.NewReader(strings.Join(lines, "")))
 	require.NoError(t, err)
 
 	rep := replay.Replay(ctx, eng, events)
 	assert.Equal(t, eng.Revision(), rep.PolicyRevision)
-	assert.Equal(t, []string{replay.OutcomeSame, replay.OutcomeInputEdited, replay.OutcomeInputEdited},
-		[]string{rep.Events[0].Outcome, rep.Events[1].Outcome, rep.Events[2].Outcome})
-	assert.Equal(t, []int{1, 2, 3}, []int{rep.Events[0].Line, rep.Events[1].Line, rep.Events[2].Line})
-	assert.Equal(t, [4]int{1, 0, 0, 2}, [4]int{rep.Same, rep.Different, rep.NotReplayable, rep.InputEdited})
+	assert.Equal(t, []string{replay.OutcomeSame, replay.OutcomeInputEdited, replay.OutcomeInputEdited, replay.OutcomeInputEdited},
+		[]string{rep.Events[0].Outcome, rep.Events[1].Outcome, rep.Events[2].Outcome, rep.Events[3].Outcome})
+	assert.Equal(t, []int{1, 2, 3, 4}, []int{rep.Events[0].Line, rep.Events[1].Line, rep.Events[2].Line, rep.Events[3].Line})
+	assert.Equal(t, [4]int{1, 0, 0, 3}, [4]int{rep.Same, rep.Different, rep.NotReplayable, rep.InputEdited})
+	assert.Contains(t, rep.Events[3].Reason, "the input's clock (now) or gate status is not the one decided on", "an edited clock is seen")
 	assert.Contains(t, rep.Events[1].Reason, "digest mismatch: the input's digest is ")
 	assert.Contains(t, rep.Events[1].Reason, ", input_digest says "+engine.Digest(in))
 	assert.Equal(t, "demo/other", rep.Events[1].Namespace+"/"+rep.Events[1].Name, "the Subscription is the one the input names")
