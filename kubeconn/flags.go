@@ -1,8 +1,6 @@
 package kubeconn
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -84,28 +82,27 @@ func (f *Flags) RESTConfig() (*rest.Config, error) {
 	}
 	cfg.UserAgent = "tollgate/" + version.Get().Version
 	if cfg.Timeout > 0 {
-		host, timeout := cfg.Host, cfg.Timeout
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return timeoutHint{rt, host, timeout} })
+		srv := server{host: cfg.Host, timeout: cfg.Timeout}
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return timeoutHint{rt, srv} })
 	}
 	return cfg, nil
 }
 
 // timeoutHint says, when a request to the API server runs out of --request-timeout, which
-// server did not answer and how to wait longer.
+// server did not answer and how to wait longer: every request goes through it, the discovery
+// of the server's APIs too.
 type timeoutHint struct {
-	next    http.RoundTripper
-	host    string
-	timeout time.Duration
+	next   http.RoundTripper
+	server server
 }
 
-// RoundTrip tells a timeout by the request's deadline, or by the time it took: http.Client's
-// own timer may cancel the request just before the deadline of client-go's context.
+// RoundTrip tells a timeout by the request's deadline, or by the time it took
+// (timedOutRequest).
 func (t timeoutHint) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
 	resp, err := t.next.RoundTrip(req)
-	if err != nil && (errors.Is(req.Context().Err(), context.DeadlineExceeded) || time.Since(start) >= t.timeout) {
-		return resp, fmt.Errorf("the API server %s did not answer within %s (give --request-timeout a longer duration, or 0 to wait forever): %w",
-			t.host, t.timeout, err)
+	if err != nil && timedOutRequest(req.Context(), start, t.server.timeout) {
+		return resp, t.server.timedOut(err)
 	}
 	return resp, err
 }
@@ -113,8 +110,9 @@ func (t timeoutHint) RoundTrip(req *http.Request) (*http.Response, error) {
 // WrappedRoundTripper lets client-go cancel a request through the wrapper.
 func (t timeoutHint) WrappedRoundTripper() http.RoundTripper { return t.next }
 
-// Connect returns a client that reads the live API server (no cache), the namespace to use
-// (-n, else the context's, else "default") and the server's address for messages.
+// Connect returns a client that reads the live API server (no cache), whose errors say what
+// they mean to a person (a timeout, a server that is no Kubernetes API server), the namespace
+// to use (-n, else the context's, else "default") and the server's address for messages.
 func (f *Flags) Connect() (client.Client, string, *rest.Config, error) {
 	cfg, err := f.RESTConfig()
 	if err != nil {
@@ -128,5 +126,5 @@ func (f *Flags) Connect() (client.Client, string, *rest.Config, error) {
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("connect to %s: %w", cfg.Host, err)
 	}
-	return c, ns, cfg, nil
+	return explaining{Client: c, server: server{host: cfg.Host, timeout: cfg.Timeout}}, ns, cfg, nil
 }
