@@ -28,7 +28,7 @@ import (
 	"github.com/tollgate-dev/tollgate/input"
 )
 
-// +kubebuilder:rbac:groups=operators.coreos.com,resources=subscriptions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=subscriptions,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=installplans,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions;catalogsources;operatorconditions;operatorgroups,verbs=get;list;watch
 // +kubebuilder:rbac:groups=packages.operators.coreos.com,resources=packagemanifests,verbs=get;list;watch

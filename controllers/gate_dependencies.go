@@ -83,6 +83,6 @@ func planCreates(plan *v1alpha1.InstallPlan, name string) bool {
 func dependencyNotTakenOver(sub *v1alpha1.Subscription, mode v1alpha1.Approval) metav1.Condition {
 	c := gatestatus.AutomaticApproval(sub, mode, false)
 	c.Message = fmt.Sprintf("OLM created this Subscription Automatic for a dependency of InstallPlan %s, which Tollgate approved, and Tollgate may not switch it to Manual: "+
-		"its RBAC grants no patch on Subscriptions (config/components/take-over-approval grants it). ", sub.Annotations[GeneratedByAnnotation]) + c.Message
+		"its RBAC grants no patch on Subscriptions (config/rbac grants it). ", sub.Annotations[GeneratedByAnnotation]) + c.Message
 	return c
 }

@@ -2,12 +2,9 @@ package olm
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,35 +26,6 @@ func (w *world) applyRBAC() {
 	}
 }
 
-// grantTakeOver applies the permissions of config/components/take-over-approval, which
-// --take-over-approval needs (patch Subscriptions), once.
-func (w *world) grantTakeOver() {
-	w.t.Helper()
-	if w.tookOver {
-		return
-	}
-	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "components", "take-over-approval", "role.yaml"))
-	require.NoError(w.t, err)
-	objs, err := controlplane.DecodeYAML(data)
-	require.NoError(w.t, err)
-	for _, obj := range objs {
-		if obj.GetKind() == "ClusterRoleBinding" || obj.GetKind() == "RoleBinding" {
-			require.Equal(w.t, serviceAccount, subjectName(obj), "%s binds Tollgate's ServiceAccount", obj.GetName())
-		}
-		require.NoError(w.t, w.c.Create(w.ctx, obj), "apply %s %s", obj.GetKind(), obj.GetName())
-	}
-	w.tookOver = true
-}
-
-func subjectName(obj *unstructured.Unstructured) string {
-	subjects, _, _ := unstructured.NestedSlice(obj.Object, "subjects")
-	if len(subjects) == 0 {
-		return ""
-	}
-	name, _, _ := unstructured.NestedString(subjects[0].(map[string]any), "name")
-	return name
-}
-
 // manager is Tollgate's manager running in-process, as a ServiceAccount (impersonated).
 type manager struct {
 	cancel context.CancelFunc
@@ -75,9 +43,6 @@ func (w *world) startManager(opts controllers.Options) {
 func (w *world) startManagerAs(user string, opts controllers.Options) {
 	w.t.Helper()
 	require.Nil(w.t, w.manager, "a manager already runs")
-	if opts.TakeOverApproval {
-		w.grantTakeOver()
-	}
 	cfg := rest.CopyConfig(w.env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{

@@ -51,8 +51,6 @@ type world struct {
 	olm    []*process
 	// manager is Tollgate's running manager; nil while it is stopped.
 	manager *manager
-	// tookOver says the permissions of --take-over-approval are granted.
-	tookOver bool
 }
 
 // newWorld starts a world whose catalog publishes releases, with Tollgate's manager running

@@ -2,8 +2,6 @@ package rbac
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,8 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
-	"github.com/tollgate-dev/tollgate/test/olmplay"
 )
 
 // access is one request Tollgate's ServiceAccount may or may not make.
@@ -56,7 +52,10 @@ func TestTheManagerMayDoOnlyWhatItNeeds(t *testing.T) {
 		{"it may not update a ConfigMap outside its namespace", access{"update", "", "configmaps", k.NS}, false},
 		{"it may not read ConfigMaps outside its namespace", access{"list", "", "configmaps", ""}, false},
 		{"it may annotate its policy ConfigMaps", access{"patch", "", "configmaps", policyNS}, true},
-		{"it may not patch Subscriptions without the take-over-approval component", access{"patch", "operators.coreos.com", "subscriptions", k.NS}, false},
+		{"it may patch a Subscription, to switch a dependency's to Manual", access{"patch", "operators.coreos.com", "subscriptions", k.NS}, true},
+		{"it may not update Subscriptions", access{"update", "operators.coreos.com", "subscriptions", k.NS}, false},
+		{"it may not delete Subscriptions", access{"delete", "operators.coreos.com", "subscriptions", k.NS}, false},
+		{"it may not create Subscriptions", access{"create", "operators.coreos.com", "subscriptions", k.NS}, false},
 		{"it may read Subscriptions", access{"watch", "operators.coreos.com", "subscriptions", ""}, true},
 		{"it may not read Deployments (no wildcard)", access{"list", "apps", "deployments", ""}, false},
 		{"it may get a CRD by name", access{"get", "apiextensions.k8s.io", "customresourcedefinitions", ""}, true},
@@ -87,23 +86,4 @@ func TestTheManagerIsRefused(t *testing.T) {
 	} {
 		assert.True(t, apierrors.IsForbidden(err), "%s: want Forbidden, got %v", scenario, err)
 	}
-}
-
-// The optional component grants what --take-over-approval needs, and nothing else.
-func TestTheTakeOverApprovalComponentGrantsSubscriptionPatch(t *testing.T) {
-	k := newCluster(t)
-	patchSub := access{"patch", "operators.coreos.com", "subscriptions", k.NS}
-	require.False(t, allowed(t, patchSub))
-
-	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "components", "take-over-approval", "role.yaml"))
-	require.NoError(t, err)
-	objs, err := controlplane.DecodeYAML(data)
-	require.NoError(t, err)
-	for _, obj := range objs {
-		k.Create(obj)
-		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
-	}
-	assert.Eventually(t, func() bool { return allowed(t, patchSub) }, olmplay.Wait, olmplay.Tick)
-	assert.False(t, allowed(t, access{"update", "operators.coreos.com", "subscriptions", k.NS}))
-	assert.False(t, allowed(t, access{"delete", "operators.coreos.com", "subscriptions", k.NS}))
 }

@@ -50,6 +50,11 @@ func TestTheDefaultInstallIsLeastPrivilege(t *testing.T) {
 			assert.NotContains(t, r.Resources, "secrets", "%s rule %v", kind, r)
 			if kind == "ClusterRole" && (slices.Contains(r.Resources, "configmaps") || slices.Contains(r.Resources, "subscriptions")) {
 				for _, verb := range writes {
+					// A Subscription is patched, to switch it to Manual (the dependencies of
+					// plans Tollgate approved); never created, updated or deleted.
+					if verb == "patch" && !slices.Contains(r.Resources, "configmaps") {
+						continue
+					}
 					assert.NotContains(t, r.Verbs, verb, "cluster-wide %s on %v", verb, r.Resources)
 				}
 			}
@@ -64,7 +69,7 @@ func TestTheDefaultInstallIsLeastPrivilege(t *testing.T) {
 	assert.True(t, aggregated, "operand kinds are read through an aggregated ClusterRole")
 }
 
-// The optional component adds Subscription patch and the flag that uses it.
+// The optional component adds the flag; the patch on Subscriptions it uses is config/rbac's.
 func TestTheTakeOverApprovalComponentGoesWithItsFlag(t *testing.T) {
 	overlay := t.TempDir()
 	config := filepath.Join(controlplane.RepoRoot(), "config")
@@ -74,7 +79,6 @@ func TestTheTakeOverApprovalComponentGoesWithItsFlag(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600))
 	objs, err := kustomize(overlay)
 	require.NoError(t, err)
-	assert.Contains(t, rules(t, objs)["ClusterRole"], rbacv1.PolicyRule{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"subscriptions"}, Verbs: []string{"patch"}})
 	for _, obj := range objs {
 		if obj.GetKind() == "Deployment" {
 			containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
