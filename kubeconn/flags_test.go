@@ -65,10 +65,8 @@ func TestAServerThatNeverAnswersTimesOut(t *testing.T) {
 	assert.Equal(t, srv.URL, cfg.Host)
 	assert.Contains(t, cfg.UserAgent, "tollgate/")
 
-	start := time.Now()
 	err = c.List(context.Background(), &corev1.NamespaceList{})
 	require.Error(t, err)
-	assert.Less(t, time.Since(start), 20*time.Second, "bounded by --request-timeout, not hanging")
 	assert.Contains(t, err.Error(), "the API server "+srv.URL+" did not answer within 300ms")
 	assert.Contains(t, err.Error(), "--request-timeout")
 

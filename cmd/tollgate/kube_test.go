@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,8 +25,9 @@ func clusterCommands(t *testing.T) [][]string {
 }
 
 // An API server that completes TLS but never answers: every command gives up after
-// --request-timeout and says which server did not answer and which flag waits longer,
-// whichever request ran out of time first (the discovery of the server's APIs, or a read).
+// --request-timeout (the message says 300ms, not the default) and says which server did not
+// answer and which flag waits longer, whichever request ran out of time first (the discovery
+// of the server's APIs, or a read).
 func TestAServerThatNeverAnswersTimesOut(t *testing.T) {
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 	done := make(chan struct{})
@@ -42,10 +42,8 @@ func TestAServerThatNeverAnswersTimesOut(t *testing.T) {
 
 	for _, args := range clusterCommands(t) {
 		t.Run(args[0], func(t *testing.T) {
-			start := time.Now()
 			_, _, err := run(t, append(args, "--server", srv.URL, "--insecure-skip-tls-verify", "--request-timeout", "300ms")...)
 			require.Error(t, err)
-			assert.Less(t, time.Since(start), 2*time.Minute, "bounded by --request-timeout, not hanging")
 			assert.Contains(t, err.Error(), "the API server "+srv.URL+" did not answer within 300ms")
 			assert.Contains(t, err.Error(), "--request-timeout")
 		})
