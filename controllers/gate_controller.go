@@ -113,6 +113,9 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return r.later(req.NamespacedName, wait), nil
 	}
 	dec, err := decider.DecideGathered(ctx, doc)
+	if err == nil {
+		err = r.watchDependencyOperands(ctx, req.NamespacedName, dec)
+	}
 	if err != nil {
 		return ctrl.Result{}, r.count("gather", wrap(err, "decide %s", req.NamespacedName))
 	}

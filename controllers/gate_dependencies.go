@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/gatestatus"
 )
 
@@ -85,4 +87,26 @@ func dependencyNotTakenOver(sub *v1alpha1.Subscription, mode v1alpha1.Approval) 
 	c.Message = fmt.Sprintf("OLM created this Subscription Automatic for a dependency of InstallPlan %s, which Tollgate approved, and Tollgate may not switch it to Manual: "+
 		"its RBAC grants no patch on Subscriptions (config/rbac grants it). ", sub.Annotations[GeneratedByAnnotation]) + c.Message
 	return c
+}
+
+// watchDependencyOperands adds to the Subscription key's operand watches the kinds that the
+// decisions on its plans' dependencies read (the operands of a CSV a dependency replaces), so
+// that a change of their health re-evaluates the Subscription that approves the plan.
+func (r *GateReconciler) watchDependencyOperands(ctx context.Context, key types.NamespacedName, dec *approval.Decision) error {
+	gvks := slices.Clone(dec.OperandGVKs)
+	extra := false
+	for _, p := range dec.Peers {
+		if p.Dependency == nil || p.Document == nil {
+			continue
+		}
+		for _, g := range p.Document.OperandGVKs {
+			if !slices.Contains(gvks, g) {
+				gvks, extra = append(gvks, g), true
+			}
+		}
+	}
+	if !extra {
+		return nil
+	}
+	return r.operands.watch(ctx, key, gvks, dec.OperandNamespaces)
 }

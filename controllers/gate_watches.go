@@ -35,10 +35,10 @@ func (r *GateReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// status write re-evaluates nothing.
 		Watches(&tollgatev1alpha1.UpgradeGate{}, &handler.EnqueueRequestForObject{},
 			builder.WithPredicates(r.written.forgetSeen(), predicate.GenerationChangedPredicate{})).
-		Watches(&v1alpha1.ClusterServiceVersion{}, r.mapTo(sameNamespace, r.byCSV)).
+		Watches(&v1alpha1.ClusterServiceVersion{}, r.mapTo(sameNamespace, r.orAwaitingApproval(r.byCSV))).
 		Watches(&v1alpha1.InstallPlan{}, planEvents{r}).
 		Watches(&v1alpha1.CatalogSource{}, r.mapTo(r.catalogScope, all)).
-		Watches(&operatorsv2.OperatorCondition{}, r.mapTo(sameNamespace, r.byOperatorCondition)).
+		Watches(&operatorsv2.OperatorCondition{}, r.mapTo(sameNamespace, r.orAwaitingApproval(r.byOperatorCondition))).
 		Watches(&operatorsv1.OperatorGroup{}, r.mapTo(sameNamespace, all)).
 		WatchesRawSource(source.Channel(r.Policies.changed, r.mapTo(everywhere, all))).
 		// The priority queue: start-up's initial lists go at a low priority, and the
@@ -179,4 +179,14 @@ func (r *GateReconciler) byInstallPlan(obj client.Object, sub *v1alpha1.Subscrip
 // byOperatorCondition matches the Subscription whose installed CSV the condition is named after.
 func (r *GateReconciler) byOperatorCondition(obj client.Object, sub *v1alpha1.Subscription) bool {
 	return sub.Status.InstalledCSV == obj.GetName()
+}
+
+// orAwaitingApproval widens m to every Subscription of the namespace whose plan awaits
+// approval: a dependency that plan installs may replace the object's CSV, and the decision on
+// that dependency reads the CSV and its OperatorCondition; only a Subscription that waits on
+// the plan approves it.
+func (r *GateReconciler) orAwaitingApproval(m match) match {
+	return func(obj client.Object, sub *v1alpha1.Subscription) bool {
+		return m(obj, sub) || r.awaitsApproval(context.Background(), sub)
+	}
 }
