@@ -84,6 +84,8 @@ var planCases = []planCase{
 
 	{name: "3: two Subscription steps for the dependency's CSV",
 		state: bundled(extraSubscriptionStep("nobody")), held: "the plan has 2 Subscription steps for it"},
+	{name: "3: a step for a package nobody follows before the one for a followed package",
+		state: bundled(extraSubscriptionStep("nobody"), withFollower("delta", "delta.v0.5.0")), held: "the plan has 2 Subscription steps for it"},
 	{name: "3: the dependency's package is followed by a Subscription that wants another CSV",
 		state: bundled(withFollower("delta", "delta.v0.5.0")), held: "which Subscription delta already follows"},
 
