@@ -4,14 +4,17 @@
 // so they cannot disagree.
 //
 // OLM bundles a namespace's pending installs into one InstallPlan, so approving a plan
-// approves every CSV it lists. A plan is approvable only when every CSV it lists is claimed by
-// at least one Subscription (or is a new operator in the namespace that the plan subscribes
-// to, as OLM installs a required package), and every Subscription that claims it (status.currentCSV, or the
-// same package as one that does) has an UpgradeGate in Enforce mode, approves manually, and
-// has a decision that says allowed: true. A Subscription's decision sees the other
-// operators of its plans (input.installPlanPeers) through their own decisions, evaluated now
-// from the same reader without their plan companions, never through a stored gate status
-// that may predate a change.
+// approves every CSV it lists, and every CSV of the namespace they replace. The invariant
+// Tollgate keeps (verdict.go): every CSV a plan creates or replaces has a decision that
+// allows it, on facts the policies saw. A CSV is decided by every Subscription that claims it
+// (status.currentCSV, or the same package as one that does: each with an UpgradeGate in
+// Enforce mode, approving manually, and a decision that says allowed: true), or, with none,
+// as the dependency the plan subscribes to: the Subscription OLM would create, gathered and
+// evaluated through every policy before it exists (dependency.go). What a plan says of a CSV
+// is read from every place it says it (InstallPlan.FactsOf); where they disagree, it holds. A
+// Subscription's decision sees the other operators of its plans (input.installPlanPeers)
+// through their own decisions, evaluated now from the same reader without their plan
+// companions, never through a stored gate status that may predate a change.
 package approval
 
 import (

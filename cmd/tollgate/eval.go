@@ -47,9 +47,13 @@ cannot be read as what it claims is an error naming its file, document, line and
 decided on part of a snapshot. Kinds Tollgate does not read (operands of any CRD) are kept as they are.
 
 A Subscription without an UpgradeGate gets a new one, as the manager would create it. A plan is
-approved only when it is Manual, not yet approved, waiting in RequiresApproval, and every CSV
-it lists is wanted by a Manual Subscription whose gate is in Enforce mode and whose decision
-allows it; a Subscription sees the other operators of its plans through their own decisions.
+approved only when it is Manual, not yet approved, waiting in RequiresApproval, a Subscription
+waits on it, and every CSV it creates or replaces has a decision that allows it: each CSV it
+lists is wanted by Manual Subscriptions whose gates are in Enforce mode and whose decisions
+allow it, or is a dependency the plan subscribes to, decided as the Subscription OLM would
+create; each CSV of the namespace one of them replaces is let through by the gate of the
+Subscription that owns it. A Subscription sees the other operators of its plans through their
+own decisions.
 
 A snapshot of CatalogSources alone (no Subscription) checks the catalogs before they reach a
 cluster: each one's validity and the fields at fault. A snapshot holding neither is an error.
