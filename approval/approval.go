@@ -69,9 +69,13 @@ type Peer struct {
 	// its plan companions (nil without a Subscription).
 	Document *input.Document
 	Result   *engine.Result
-	// Dependency, with no Subscription, is the Subscription the plan creates for the CSV, a
-	// new operator in the namespace that nothing installed can object to; nil otherwise.
+	// Dependency, with no Subscription, is the Subscription the plan creates for the CSV;
+	// Document and Result are then the decision on it, made before OLM creates it.
 	Dependency *v1alpha1.Dependency
+	// Unattributed says why the CSV cannot be attributed to one operator (what the plan says
+	// of it cannot be read, or names several packages, Subscription steps or replaced CSVs);
+	// "" when it can. Such a peer blocks whatever its decision.
+	Unattributed string
 }
 
 // Verdict says whether Tollgate may approve one InstallPlan, and if not, why.

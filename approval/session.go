@@ -123,6 +123,9 @@ func (s *session) peer(ctx context.Context, plan *v1alpha1.InstallPlan, csv stri
 	if err != nil {
 		return p, err
 	}
+	if p.Unattributed, err = s.attribution(ctx, plan, csv, subs); p.Unattributed != "" || err != nil {
+		return p, err
+	}
 	if len(subs) == 0 {
 		if p.Dependency = plan.DependencyOf(csv); p.Dependency == nil {
 			return p, nil
@@ -157,6 +160,9 @@ func peerData(peers []Peer) []any {
 		e := map[string]any{"installPlan": p.InstallPlan, "csv": p.CSV, "subscription": nil, "allowed": false, "codes": []any{}}
 		if p.Dependency != nil {
 			e["newDependency"] = map[string]any{"subscription": p.Dependency.Subscription, "package": p.Dependency.Package}
+		}
+		if p.Unattributed != "" {
+			e["unattributed"] = p.Unattributed
 		}
 		if p.Subscription != nil {
 			e["subscription"] = map[string]any{"namespace": p.Subscription.Namespace, "name": p.Subscription.Name}

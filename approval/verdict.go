@@ -84,7 +84,7 @@ func (s *session) csvBlockers(ctx context.Context, plan *v1alpha1.InstallPlan, c
 	if err != nil {
 		return nil, err
 	}
-	why, err := s.unattributed(ctx, plan.Namespace, csv, subs, &facts)
+	why, err := s.unattributed(ctx, plan.Namespace, subs, &facts)
 	if why != "" || err != nil {
 		return []Blocker{{CSV: csv, Reason: BlockUnattributed, Detail: why}}, err
 	}
@@ -131,11 +131,29 @@ func (s *session) decided(ctx context.Context, plan *v1alpha1.InstallPlan, csv s
 	return out, deciders, nil
 }
 
-// unattributed says why csv cannot be attributed to one operator, or "" when it can: the
+// attribution says why what plan says of csv, claimed by subs, cannot be attributed to one
+// operator (the peer's unattributed, policies/README.md): it cannot be read, or the plan names
+// several replaced CSVs for it, or unattributed; "" when it can.
+func (s *session) attribution(ctx context.Context, plan *v1alpha1.InstallPlan, csv string, subs []*v1alpha1.Subscription) (string, error) {
+	facts := plan.FactsOf(csv)
+	switch {
+	case len(facts.Unreadable) > 0:
+		return "what the plan says of it cannot be read: " + strings.Join(facts.Unreadable, "; "), nil
+	case len(facts.Replaces) > 1:
+		return severalReplaced(facts.Replaces), nil
+	}
+	return s.unattributed(ctx, plan.Namespace, subs, &facts)
+}
+
+func severalReplaced(replaces []string) string {
+	return fmt.Sprintf("the plan says it replaces several CSVs: %s", strings.Join(replaces, ", "))
+}
+
+// unattributed says why a CSV cannot be attributed to one operator, or "" when it can: the
 // plan has several Subscription steps for it; the plan and the namespace's claimants name
 // several packages for it; or, without a claimant, the package or the name of the
 // Subscription the plan would create is already the namespace's.
-func (s *session) unattributed(ctx context.Context, ns, csv string, subs []*v1alpha1.Subscription, facts *v1alpha1.BundleFacts) (string, error) {
+func (s *session) unattributed(ctx context.Context, ns string, subs []*v1alpha1.Subscription, facts *v1alpha1.BundleFacts) (string, error) {
 	if n := len(facts.Dependencies); n > 1 {
 		return fmt.Sprintf("the plan has %d Subscription steps for it", n), nil
 	}
@@ -201,7 +219,7 @@ func (s *session) dependencyBlockers(csv string, m *member) []Blocker {
 // deciders (the decisions on csv) was made on it.
 func (s *session) replaceBlockers(ctx context.Context, plan *v1alpha1.InstallPlan, csv string, replaces []string, deciders []*member, judged map[types.NamespacedName]bool) ([]Blocker, error) {
 	if len(replaces) > 1 {
-		return []Blocker{{CSV: csv, Reason: BlockUnattributed, Detail: fmt.Sprintf("the plan says it replaces several CSVs: %s", strings.Join(replaces, ", "))}}, nil
+		return []Blocker{{CSV: csv, Reason: BlockUnattributed, Detail: severalReplaced(replaces)}}, nil
 	}
 	var out []Blocker
 	for _, r := range replaces {

@@ -466,6 +466,8 @@ _peer_blocks(peer) if {
 
 _peer_blocks(peer) if not lib.get(peer, ["allowed"], false) == true
 
+_peer_blocks(peer) if lib.get(peer, ["unattributed"], "") != ""
+
 # An operator the plan subscribes to (a package another bundle requires): package approval
 # decides it as the Subscription the plan creates, and says so in newDependency.
 _new_dependency(peer) if lib.get(peer, ["newDependency"], null) != null
@@ -476,6 +478,17 @@ _peer_subscription(peer) := s if {
 }
 
 _peer_why(peer) := {
+	"fact": sprintf("InstallPlan %v also installs %v, which Tollgate cannot attribute to one operator: %v", [plan, csv, why]),
+	"remedy": {"text": sprintf(
+		"read what InstallPlan %v says of %v (kubectl get installplan -n %s %v -o yaml) and approve it by hand only if you vouch for it",
+		[plan, csv, lib.subscription_namespace, plan],
+	)},
+} if {
+	plan := lib.get(peer, ["installPlan"], "")
+	csv := lib.get(peer, ["csv"], "")
+	why := lib.get(peer, ["unattributed"], "")
+	why != ""
+} else := {
 	"fact": sprintf("InstallPlan %v also installs %v, which no Subscription in namespace %s wants", [plan, csv, lib.subscription_namespace]),
 	"remedy": {"text": sprintf(
 		"approve InstallPlan %v by hand if you vouch for %v, or remove the stray CSV %v from namespace %s",

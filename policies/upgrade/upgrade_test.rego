@@ -212,6 +212,17 @@ test_peer_that_is_a_new_dependency_not_allowed_denies if {
 	_codes(doc) == {"InstallPlanIncludesBlockedOperator"}
 }
 
+test_peer_that_is_a_new_dependency_held_says_which_dependency if {
+	doc := f.with_patch({"installPlanPeers": [object.union(_dependency, {"allowed": false, "codes": ["ChangeFreeze"]})]})
+	_message(doc, "InstallPlanIncludesBlockedOperator") == "InstallPlan install-abc also installs delta.v1, a dependency it subscribes to (package delta, Subscription delta-stable-olm, which OLM creates on approval), which is held by ChangeFreeze: OLM installs every operator of a plan together, so approving it would install that one too"
+}
+
+# A peer Tollgate cannot attribute to one operator blocks, even when said allowed, and says why.
+test_peer_unattributed_blocks_and_says_why if {
+	doc := f.with_patch({"installPlanPeers": [object.union(_dependency, {"unattributed": "the plan has 2 Subscription steps for it"})]})
+	_message(doc, "InstallPlanIncludesBlockedOperator") == "InstallPlan install-abc also installs delta.v1, which Tollgate cannot attribute to one operator: the plan has 2 Subscription steps for it: OLM installs every operator of a plan together, so approving it would install that one too"
+}
+
 test_peer_with_subscription_absent_denies if {
 	doc := f.with_patch({"installPlanPeers": [object.remove(f.peer("stray.v1", null, true, []), {"subscription"})]})
 	_codes(doc) == {"InstallPlanIncludesBlockedOperator"}
