@@ -5,8 +5,8 @@
 #   satisfy the allowed ranges and none of the denied ones, and major version jumps (optionally
 #   minor ones too) are held. Configured under data.tollgate.config.packs.version, globally and
 #   per package (subscription.spec.name). Without configuration, major jumps are held and
-#   nothing else is. Versions come from the CSV's spec.version, the PackageManifest, or the
-#   CSV name's suffix (etcdoperator.v0.9.4).
+#   nothing else is. Versions are the bundle's (input.versions), or, as a last resort that
+#   the denials say, the CSV name's suffix (etcdoperator.v0.9.4).
 package tollgate.packs.version
 
 # METADATA
