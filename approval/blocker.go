@@ -73,9 +73,9 @@ func (b Blocker) String() string {
 	case BlockNoSubscription:
 		return b.CSV + " (no Subscription in the plan's namespace claims it)"
 	case BlockUnreadable:
-		return fmt.Sprintf("%s (what the plan says of it cannot be read: %s)", b.CSV, b.Detail)
+		return fmt.Sprintf("%s (%s)", b.CSV, b.detail())
 	case BlockUnattributed:
-		return fmt.Sprintf("%s (cannot be attributed to one operator: %s)", b.CSV, b.Detail)
+		return fmt.Sprintf("%s (cannot be attributed to one operator: %s)", b.CSV, b.detail())
 	case BlockReplacesUnjudged:
 		if b.Detail != "" {
 			return fmt.Sprintf("%s (replaces %s, which no Subscription owns: %s)", b.CSV, b.Replaces, b.Detail)
@@ -108,4 +108,13 @@ func (b Blocker) why() string {
 		return "approves automatically"
 	}
 	return b.Reason
+}
+
+// detail is what the plan says that holds it, for a person (BlockUnreadable,
+// BlockUnattributed): also a peer's unattributed.
+func (b Blocker) detail() string {
+	if b.Reason == BlockUnreadable {
+		return "what the plan says of it cannot be read: " + b.Detail
+	}
+	return b.Detail
 }

@@ -22,12 +22,8 @@ var bundledFirstInstall = filepath.Join("..", "test", "testdata", "olm", "bundle
 // judgeOnlyPlan judges the one InstallPlan of snap.
 func judgeOnlyPlan(t *testing.T, snap *snapshot.Snapshot) approval.Verdict {
 	t.Helper()
-	ctx := context.Background()
-	var plans v1alpha1.InstallPlanList
-	require.NoError(t, snap.List(ctx, &plans))
-	require.Len(t, plans.Items, 1)
 	d := &approval.Decider{Reader: snap, Policies: embeddedEngine(t), Now: func() time.Time { return time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC) }}
-	v, err := d.Judge(ctx, &plans.Items[0])
+	v, err := d.Judge(context.Background(), onlyPlan(t, snap))
 	require.NoError(t, err)
 	return v
 }

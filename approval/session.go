@@ -119,17 +119,22 @@ func (s *session) peersOf(ctx context.Context, doc *input.Document) ([]Peer, err
 // claimant, the decision of the dependency the plan subscribes to.
 func (s *session) peer(ctx context.Context, plan *v1alpha1.InstallPlan, csv string) (Peer, error) {
 	p := Peer{InstallPlan: plan.Name, CSV: csv}
+	facts := plan.FactsOf(csv)
 	subs, err := s.claimants(ctx, plan.Namespace, csv)
 	if err != nil {
 		return p, err
 	}
-	if p.Unattributed, err = s.attribution(ctx, plan, csv, subs); p.Unattributed != "" || err != nil {
+	if b, err := s.attribution(ctx, plan.Namespace, subs, &facts); b != nil || err != nil {
+		if b != nil {
+			p.Unattributed = b.detail()
+		}
 		return p, err
 	}
 	if len(subs) == 0 {
-		if p.Dependency = plan.DependencyOf(csv); p.Dependency == nil {
+		if len(facts.Dependencies) == 0 {
 			return p, nil
 		}
+		p.Dependency = &facts.Dependencies[0] // one: attribution holds several
 		m, err := s.dependency(ctx, plan, csv, p.Dependency)
 		if err != nil {
 			return p, err

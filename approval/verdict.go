@@ -73,20 +73,17 @@ func (s *session) waitedOn(ctx context.Context, ns string, csvs []string) (bool,
 }
 
 // csvBlockers are why csv holds plan: what the plan says of it cannot be read or attributed
-// to one package; no decision covers it; a decision that covers it does not let it through;
+// to one operator; no decision covers it; a decision that covers it does not let it through;
 // or a CSV it replaces does not.
 func (s *session) csvBlockers(ctx context.Context, plan *v1alpha1.InstallPlan, csv string) ([]Blocker, error) {
 	facts := plan.FactsOf(csv)
-	if len(facts.Unreadable) > 0 {
-		return []Blocker{{CSV: csv, Reason: BlockUnreadable, Detail: strings.Join(facts.Unreadable, "; ")}}, nil
-	}
 	subs, err := s.claimants(ctx, plan.Namespace, csv)
 	if err != nil {
 		return nil, err
 	}
-	why, err := s.unattributed(ctx, plan.Namespace, subs, &facts)
-	if why != "" || err != nil {
-		return []Blocker{{CSV: csv, Reason: BlockUnattributed, Detail: why}}, err
+	b, err := s.attribution(ctx, plan.Namespace, subs, &facts)
+	if b != nil || err != nil {
+		return attributed(b, csv), err
 	}
 	out, deciders, err := s.decided(ctx, plan, csv, subs, &facts)
 	if err != nil {
@@ -131,22 +128,31 @@ func (s *session) decided(ctx context.Context, plan *v1alpha1.InstallPlan, csv s
 	return out, deciders, nil
 }
 
-// attribution says why what plan says of csv, claimed by subs, cannot be attributed to one
-// operator (the peer's unattributed, policies/README.md): it cannot be read, or the plan names
-// several replaced CSVs for it, or unattributed; "" when it can.
-func (s *session) attribution(ctx context.Context, plan *v1alpha1.InstallPlan, csv string, subs []*v1alpha1.Subscription) (string, error) {
-	facts := plan.FactsOf(csv)
+// attribution is the blocker (naming no CSV yet) of a CSV, claimed by subs in ns, that facts
+// do not attribute to one operator: what the plan says of it cannot be read (BlockUnreadable),
+// or it names several replaced CSVs, or unattributed says why (BlockUnattributed); nil when
+// they do. The verdict and the peers (their unattributed) both ask it.
+func (s *session) attribution(ctx context.Context, ns string, subs []*v1alpha1.Subscription, facts *v1alpha1.BundleFacts) (*Blocker, error) {
 	switch {
 	case len(facts.Unreadable) > 0:
-		return "what the plan says of it cannot be read: " + strings.Join(facts.Unreadable, "; "), nil
+		return &Blocker{Reason: BlockUnreadable, Detail: strings.Join(facts.Unreadable, "; ")}, nil
 	case len(facts.Replaces) > 1:
-		return severalReplaced(facts.Replaces), nil
+		return &Blocker{Reason: BlockUnattributed, Detail: fmt.Sprintf("the plan says it replaces several CSVs: %s", strings.Join(facts.Replaces, ", "))}, nil
 	}
-	return s.unattributed(ctx, plan.Namespace, subs, &facts)
+	why, err := s.unattributed(ctx, ns, subs, facts)
+	if why == "" || err != nil {
+		return nil, err
+	}
+	return &Blocker{Reason: BlockUnattributed, Detail: why}, nil
 }
 
-func severalReplaced(replaces []string) string {
-	return fmt.Sprintf("the plan says it replaces several CSVs: %s", strings.Join(replaces, ", "))
+// attributed is b, the blocker attribution found, for csv.
+func attributed(b *Blocker, csv string) []Blocker {
+	if b == nil {
+		return nil
+	}
+	b.CSV = csv
+	return []Blocker{*b}
 }
 
 // unattributed says why a CSV cannot be attributed to one operator, or "" when it can: the
@@ -163,7 +169,7 @@ func (s *session) unattributed(ctx context.Context, ns string, subs []*v1alpha1.
 			packages = append(packages, p)
 		}
 	}
-	if packages = sortedSet(packages); len(packages) > 1 {
+	if packages = slices.Compact(slices.Sorted(slices.Values(packages))); len(packages) > 1 {
 		return fmt.Sprintf("the plan and the namespace's Subscriptions name several packages for it: %s", strings.Join(packages, ", ")), nil
 	}
 	if len(subs) > 0 || len(facts.Dependencies) == 0 {
@@ -191,11 +197,6 @@ func (s *session) takenDependency(ctx context.Context, ns string, dep *v1alpha1.
 	return "", nil
 }
 
-func sortedSet(s []string) []string {
-	slices.Sort(s)
-	return slices.Compact(s)
-}
-
 // dependencyBlockers are why m, the decision on the dependency the plan subscribes to for
 // csv, holds it: its decision does not allow it, or its mode (its gate's, when an admin made
 // one for the Subscription to come, else the default) is not Enforce.
@@ -212,15 +213,13 @@ func (s *session) dependencyBlockers(csv string, m *member) []Blocker {
 	return []Blocker{b}
 }
 
-// replaceBlockers are why the CSVs csv replaces hold the plan: the plan names several; one is a
-// copy OLM made of an operator of another namespace (OLM replaces copies too, and that
-// operator's gate is elsewhere); or one exists and a Subscription that owns it does not let the plan through (judged: claimants of
-// csv already judged, not repeated); or one exists, no Subscription owns it, and none of
-// deciders (the decisions on csv) was made on it.
+// replaceBlockers are why the CSVs csv replaces (at most one: attribution holds several) hold
+// the plan: one is a copy OLM made of an operator of another namespace (OLM replaces copies
+// too, and that operator's gate is elsewhere); or one exists and a Subscription that owns it
+// does not let the plan through (judged: claimants of csv already judged, not repeated); or
+// one exists, no Subscription owns it, and none of deciders (the decisions on csv) was made
+// on it.
 func (s *session) replaceBlockers(ctx context.Context, plan *v1alpha1.InstallPlan, csv string, replaces []string, deciders []*member, judged map[types.NamespacedName]bool) ([]Blocker, error) {
-	if len(replaces) > 1 {
-		return []Blocker{{CSV: csv, Reason: BlockUnattributed, Detail: severalReplaced(replaces)}}, nil
-	}
 	var out []Blocker
 	for _, r := range replaces {
 		replaced, err := s.csv(ctx, plan.Namespace, r)

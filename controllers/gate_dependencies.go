@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
@@ -51,12 +50,8 @@ func (r *GateReconciler) approvedDependency(ctx context.Context, sub *v1alpha1.S
 	if name == "" {
 		return false, nil
 	}
-	var reader client.Reader = r.Client
-	if r.reader != nil {
-		reader = r.reader
-	}
 	plan := &v1alpha1.InstallPlan{}
-	if err := reader.Get(ctx, types.NamespacedName{Namespace: sub.Namespace, Name: name}, plan); err != nil {
+	if err := r.Get(ctx, types.NamespacedName{Namespace: sub.Namespace, Name: name}, plan); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}

@@ -75,7 +75,7 @@ func trimSteps(plan *v1alpha1.InstallPlan) {
 func reducedManifest(step *v1alpha1.Step) (kept any, ok bool) {
 	switch step.Resource.Kind {
 	case v1alpha1.ClusterServiceVersionKind:
-		var m csvManifest
+		var m v1alpha1.CSVManifest
 		if json.Unmarshal([]byte(step.Resource.Manifest), &m) != nil {
 			return nil, false
 		}
@@ -98,16 +98,4 @@ func reducedManifest(step *v1alpha1.Step) (kept any, ok bool) {
 		return m, true
 	}
 	return nil, true
-}
-
-// csvManifest is what FactsOf reads of a CSV step's manifest.
-type csvManifest struct {
-	Metadata struct {
-		Name        string            `json:"name,omitempty"`
-		Annotations map[string]string `json:"annotations,omitempty"`
-	} `json:"metadata"`
-	Spec struct {
-		Replaces string `json:"replaces,omitempty"`
-		Version  string `json:"version,omitempty"`
-	} `json:"spec"`
 }

@@ -37,6 +37,21 @@ type BundleFacts struct {
 	Unreadable []string
 }
 
+// CSVManifest is what FactsOf reads of a CSV step's manifest, and all that the manager's
+// cache keeps of it (input.Trim).
+//
+// +kubebuilder:object:generate=false
+type CSVManifest struct {
+	Metadata struct {
+		Name        string            `json:"name,omitempty"`
+		Annotations map[string]string `json:"annotations,omitempty"`
+	} `json:"metadata"`
+	Spec struct {
+		Replaces string `json:"replaces,omitempty"`
+		Version  string `json:"version,omitempty"`
+	} `json:"spec"`
+}
+
 // SourcedVersion is a bundle version and where it was read.
 type SourcedVersion struct {
 	Version string `json:"version"`
@@ -97,15 +112,7 @@ func (f *BundleFacts) addCSVManifest(where, manifest string) {
 	if manifest == "" {
 		return
 	}
-	var m struct {
-		Metadata struct {
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
-		Spec struct {
-			Replaces string `json:"replaces"`
-			Version  string `json:"version"`
-		} `json:"spec"`
-	}
+	var m CSVManifest
 	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
 		f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s.resource.manifest (the CSV step): %v", where, err))
 		return
@@ -179,25 +186,9 @@ type Dependency struct {
 	Object *Subscription
 }
 
-// DependencyOf is the Subscription the plan creates for csv when exactly one Subscription
-// step resolves it; nil otherwise (FactsOf holds them all).
-func (p *InstallPlan) DependencyOf(csv string) *Dependency {
-	if d := p.FactsOf(csv).Dependencies; len(d) == 1 {
-		return &d[0]
-	}
-	return nil
-}
-
-// Dependency is the Subscription the step creates when it is a Subscription step; nil
-// otherwise, and when its manifest does not parse.
-func (s *Step) Dependency() *Dependency {
-	d, _ := s.dependency()
-	return d
-}
-
-// dependency is Dependency with the reason its manifest was refused: a Subscription step
-// whose manifest does not parse, names no package, or starts at another CSV than the one it
-// resolves.
+// dependency is the Subscription the step creates when it is a Subscription step (nil
+// otherwise), or why its manifest is refused: it does not parse, names no package, or starts
+// at another CSV than the one it resolves.
 func (s *Step) dependency() (*Dependency, error) {
 	if s.Resource.Kind != SubscriptionKind {
 		return nil, nil
