@@ -10,7 +10,7 @@ ARG VERSION=dev
 ARG TARGETOS=linux
 ARG TARGETARCH
 RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath \
-    -ldflags "-s -w -X github.com/tollgate-dev/tollgate/version.Version=${VERSION}" \
+    -ldflags "-s -w -X github.com/tollgate-dev/tollgate/internal/version.Version=${VERSION}" \
     -o /out/tollgate ./cmd/tollgate
 
 FROM gcr.io/distroless/static:nonroot

@@ -37,7 +37,7 @@ VERSION ?= $(shell cat VERSION)
 REVISION := $(shell git rev-parse HEAD 2>/dev/null)
 # Reproducible builds: every timestamp in the image and the archives is the last commit's.
 export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
-VERSION_LDFLAGS := -X github.com/tollgate-dev/tollgate/version.Version=$(VERSION)
+VERSION_LDFLAGS := -X github.com/tollgate-dev/tollgate/internal/version.Version=$(VERSION)
 # The platforms of the image index `make image` writes: linux/<arch> for each.
 IMAGE_ARCHES ?= amd64 arm64
 
@@ -121,11 +121,11 @@ test-rego: ## Run opa test on the embedded policies and the policy packs, with p
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 30s), one by one; plain go test runs their seeds.
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./snapshot/
-	$(GO) test -run '^$$' -fuzz '^FuzzBuild$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./input/
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./internal/report/snapshot/
+	$(GO) test -run '^$$' -fuzz '^FuzzBuild$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./internal/decide/input/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeResult$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./engine/
-	$(GO) test -run '^$$' -fuzz '^FuzzReadTarball$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./policysource/
-	$(GO) test -run '^$$' -fuzz '^FuzzNoApprovalWhileNotUpgradeable$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./approval/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadTarball$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./internal/decide/policysource/
+	$(GO) test -run '^$$' -fuzz '^FuzzNoApprovalWhileNotUpgradeable$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./internal/decide/approval/
 
 # SOAK_OPS is how many operations `make soak` plays; SOAK_SEED replays a seed (random when empty).
 SOAK_OPS ?= 3000
@@ -259,4 +259,4 @@ $(OLM_BIN)/crds:
 
 .PHONY: demo
 demo: controlplane ## Run the demo: a held, explained, then approved upgrade on a local control plane.
-	$(GO) run ./cmd/tollgate-demo
+	$(GO) run ./test/demo

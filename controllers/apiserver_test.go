@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
 )
 
 // apiServer starts a real API server (and etcd) for one test, and a context that ends with

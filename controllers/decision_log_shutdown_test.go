@@ -21,7 +21,7 @@ import (
 	"github.com/tollgate-dev/tollgate/apis"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/decisionlog"
+	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
 )
 
 // TestEveryApprovalIsLoggedWhenTheManagerStopsRightAfterIt stops the manager at the worst

@@ -8,10 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/approval"
-	"github.com/tollgate-dev/tollgate/decisionlog"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/internal/decide/approval"
+	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
 )
 
 // TestTheDecisionLogHoldsEachChangeOnce: a decision logged ahead of an approval is not

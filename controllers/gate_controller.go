@@ -21,11 +21,11 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/approval"
-	"github.com/tollgate-dev/tollgate/decisionlog"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/gatestatus"
-	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/internal/decide/approval"
+	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
+	"github.com/tollgate-dev/tollgate/internal/decide/gatestatus"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
 )
 
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=subscriptions,verbs=get;list;watch;patch

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/tollgate-dev/tollgate/apis"
-	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
 )
 
 // crdCheck is an input.OperandKinds from a function.

@@ -17,8 +17,8 @@ import (
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
 	"github.com/tollgate-dev/tollgate/policies"
-	"github.com/tollgate-dev/tollgate/policysource"
 )
 
 // firstInstall is an input the embedded policies allow: a first install from a READY catalog.

@@ -24,7 +24,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/bundle"
 
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/policysource"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
 )
 
 // Event reasons of the policy reconciler.

@@ -21,7 +21,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis"
 	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
 )
 
 func freeAddr(t *testing.T) string {

@@ -20,10 +20,10 @@ import (
 	"github.com/open-policy-agent/opa/v1/bundle"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
-	"github.com/tollgate-dev/tollgate/decisionlog"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/input"
-	"github.com/tollgate-dev/tollgate/metricsauth"
+	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
+	"github.com/tollgate-dev/tollgate/internal/manager/metricsauth"
 )
 
 // Options configure the controllers.

@@ -30,11 +30,12 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/gatestatus"
+	"github.com/tollgate-dev/tollgate/internal/decide/approval"
+	"github.com/tollgate-dev/tollgate/internal/decide/gatestatus"
+	"github.com/tollgate-dev/tollgate/internal/report/snapshot"
 	"github.com/tollgate-dev/tollgate/policies"
-	"github.com/tollgate-dev/tollgate/snapshot"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // The golden results: every input document the repository holds, evaluated by the embedded
@@ -444,7 +445,7 @@ func snapshotCases(t *testing.T) []goldenCase {
 	t.Helper()
 	type source struct{ name, file string }
 	var sources []source
-	root := filepath.Join("..", "test", "testdata")
+	root := repo.Path("test", "testdata")
 	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
 			return err
@@ -453,11 +454,11 @@ func snapshotCases(t *testing.T) []goldenCase {
 		sources = append(sources, source{strings.TrimSuffix(filepath.ToSlash(rel), ".yaml"), p})
 		return nil
 	}))
-	for _, corpus := range []string{"input/testdata/fuzz/FuzzBuild", "snapshot/testdata/fuzz/FuzzLoad", "approval/testdata/fuzz/FuzzNoApprovalWhileNotUpgradeable"} {
-		entries, err := os.ReadDir(filepath.Join("..", corpus))
+	for _, corpus := range []string{"internal/decide/input/testdata/fuzz/FuzzBuild", "internal/report/snapshot/testdata/fuzz/FuzzLoad", "internal/decide/approval/testdata/fuzz/FuzzNoApprovalWhileNotUpgradeable"} {
+		entries, err := os.ReadDir(repo.Path(corpus))
 		require.NoError(t, err)
 		for _, e := range entries {
-			b, err := os.ReadFile(filepath.Join("..", corpus, e.Name()))
+			b, err := os.ReadFile(repo.Path(corpus, e.Name()))
 			require.NoError(t, err)
 			lines := strings.SplitN(string(b), "\n", 3)
 			require.GreaterOrEqual(t, len(lines), 2, "%s/%s", corpus, e.Name())

@@ -17,8 +17,8 @@ import (
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/gatestatus"
-	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/internal/decide/gatestatus"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 

@@ -17,7 +17,8 @@ import (
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/policysource"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // The policy packs (bundles/packs) are loaded as OPA bundles, the way `tollgate run --bundle`
@@ -28,7 +29,7 @@ import (
 // PolicyError, which no override lifts, so a pack that raises one on real data blocks every
 // upgrade it looks at.
 
-const packsDir = "../bundles/packs"
+var packsDir = repo.Path("bundles", "packs")
 
 // packCase is one document run through some packs (with the embedded policies).
 type packCase struct {

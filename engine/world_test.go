@@ -18,8 +18,8 @@ import (
 	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
 	packagesv1 "github.com/tollgate-dev/tollgate/apis/packages/v1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/approval"
-	"github.com/tollgate-dev/tollgate/snapshot"
+	"github.com/tollgate-dev/tollgate/internal/decide/approval"
+	"github.com/tollgate-dev/tollgate/internal/report/snapshot"
 )
 
 // The scenario tests build a cluster state from typed objects, gather it exactly as the

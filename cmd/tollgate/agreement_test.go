@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tollgate-dev/tollgate/evaluation"
+	"github.com/tollgate-dev/tollgate/internal/report/evaluation"
 
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
@@ -37,10 +37,11 @@ import (
 	"github.com/tollgate-dev/tollgate/apis"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/policysource"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/internal/decide/approval"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // The agreement test: the manager on a real API server and `tollgate eval` on the same
@@ -51,13 +52,13 @@ import (
 const agreementPolicyNS = "tollgate-system"
 
 var (
-	scenarioSnapshots = filepath.Join("..", "..", "test", "testdata", "snapshots")
-	agreementFixtures = filepath.Join("..", "..", "test", "testdata", "agreement")
+	scenarioSnapshots = repo.Path("test", "testdata", "snapshots")
+	agreementFixtures = repo.Path("test", "testdata", "agreement")
 	// decoyFixtures hold plans that must stay held: decoy Subscriptions, a second
 	// OperatorGroup, an operand in another version, a recreated Subscription.
-	decoyFixtures = filepath.Join("..", "..", "test", "testdata", "decoys")
+	decoyFixtures = repo.Path("test", "testdata", "decoys")
 	// realOLMFixtures are states real OLM wrote (make olm-fixtures).
-	realOLMFixtures = filepath.Join("..", "..", "test", "testdata", "olm")
+	realOLMFixtures = repo.Path("test", "testdata", "olm")
 )
 
 // agreementCase is one fixture: the files holding its objects, and what it must show
@@ -159,7 +160,7 @@ func assertEveryPlanHeld(t *testing.T, s *settledCluster, fixtureEval *evaluatio
 // its decision is allowed: false without any denial.
 func notAllowedWithoutDenialPolicy(t *testing.T, sub string) []byte {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "policies", "main", "main.rego"))
+	src, err := os.ReadFile(repo.Path("policies", "main", "main.rego"))
 	require.NoError(t, err)
 	const rule = "allowed if count(standing) == 0\n"
 	require.Equal(t, 1, strings.Count(string(src), rule),

@@ -8,17 +8,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tollgate-dev/tollgate/evaluation"
+	"github.com/tollgate-dev/tollgate/internal/report/evaluation"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tollgate-dev/tollgate/explain"
-	"github.com/tollgate-dev/tollgate/policysource"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
-	"github.com/tollgate-dev/tollgate/test/demo"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	"github.com/tollgate-dev/tollgate/internal/report/explain"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/demo"
 )
 
 // freezeModule is an admin's policy ConfigMap module: a pack rule that always denies.

@@ -23,11 +23,11 @@ import (
 	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/decisionlog"
-	"github.com/tollgate-dev/tollgate/decisionlog/replay"
-	"github.com/tollgate-dev/tollgate/input"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
-	"github.com/tollgate-dev/tollgate/test/demo"
+	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
+	"github.com/tollgate-dev/tollgate/internal/report/replay"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/demo"
 )
 
 // denyAllModule is a candidate policy that holds every upgrade.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tollgate-dev/tollgate/evaluation"
-	"github.com/tollgate-dev/tollgate/explain"
-	"github.com/tollgate-dev/tollgate/printers"
-	"github.com/tollgate-dev/tollgate/snapshot"
+	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/report/evaluation"
+	"github.com/tollgate-dev/tollgate/internal/report/explain"
+	"github.com/tollgate-dev/tollgate/internal/report/snapshot"
 )
 
 func init() { extraCommands = append(extraCommands, newEvalCommand) }

@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/tollgate-dev/tollgate/approval"
-	"github.com/tollgate-dev/tollgate/explain"
-	"github.com/tollgate-dev/tollgate/kubeconn"
-	"github.com/tollgate-dev/tollgate/printers"
+	"github.com/tollgate-dev/tollgate/internal/cli/kubeconn"
+	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/decide/approval"
+	"github.com/tollgate-dev/tollgate/internal/report/explain"
 )
 
 func init() { extraCommands = append(extraCommands, newExplainCommand) }

@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tollgate-dev/tollgate/explain"
-	"github.com/tollgate-dev/tollgate/policysource"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	"github.com/tollgate-dev/tollgate/internal/report/explain"
 )
 
 // mismatchSnapshot is held.yaml (etcd in team-a, held by OperatorNotUpgradeable) with the

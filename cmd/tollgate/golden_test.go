@@ -12,16 +12,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tollgate-dev/tollgate/evaluation"
+	"github.com/tollgate-dev/tollgate/internal/report/evaluation"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tollgate-dev/tollgate/approval"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/explain"
+	"github.com/tollgate-dev/tollgate/internal/decide/approval"
+	"github.com/tollgate-dev/tollgate/internal/report/explain"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ with the current output")
@@ -29,7 +30,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // now is the clock of every golden run, so ages and timestamps are stable.
 const now = "2026-11-20T12:00:00Z"
 
-var snapshots = filepath.Join("..", "..", "test", "testdata", "snapshots")
+var snapshots = repo.Path("test", "testdata", "snapshots")
 
 func fixture(name string) string { return filepath.Join(snapshots, name) }
 
@@ -113,7 +114,7 @@ func TestEvalOfAFolderWithAMalformedDocumentFailsAndNamesIt(t *testing.T) {
 	assert.Empty(t, stderr)
 	golden(t, "eval-all.txt", stdout)
 
-	malformed := filepath.Join("..", "..", "test", "testdata", "hostile", "malformed")
+	malformed := repo.Path("test", "testdata", "hostile", "malformed")
 	stdout, _, err = run(t, "eval", "--snapshot", snapshots, "--snapshot", malformed, "--now", now, "--fail-on-deny")
 	require.Error(t, err)
 	assert.Equal(t, 1, exitCode(err), "an error, not a decision")

@@ -15,10 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/policysource"
-	"github.com/tollgate-dev/tollgate/statusreport"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
-	"github.com/tollgate-dev/tollgate/test/demo"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	"github.com/tollgate-dev/tollgate/internal/report/statusreport"
+	"github.com/tollgate-dev/tollgate/test/framework/demo"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // The insight fixture (testdata/insight/state.yaml): team-a/etcd held by OperatorNotUpgradeable,
@@ -206,7 +206,7 @@ func TestPolicyExportRunsWithTheRealOPA(t *testing.T) {
 	site, err := filepath.Abs(filepath.Join(insightDir, "site"))
 	require.NoError(t, err)
 	opa := exec.Command(goBin, "tool", "opa", "test", dir, site)
-	opa.Dir = controlplane.RepoRoot()
+	opa.Dir = repo.Root()
 	out, err := opa.CombinedOutput()
 	require.NoError(t, err, string(out))
 	assert.Contains(t, string(out), "PASS: 2/2")
@@ -214,7 +214,7 @@ func TestPolicyExportRunsWithTheRealOPA(t *testing.T) {
 	failing, err := filepath.Abs(filepath.Join(insightDir, "site-failing"))
 	require.NoError(t, err)
 	opa = exec.Command(goBin, "tool", "opa", "test", dir, failing)
-	opa.Dir = controlplane.RepoRoot()
+	opa.Dir = repo.Root()
 	out, err = opa.CombinedOutput()
 	require.Error(t, err, "the real opa fails the failing fixture too: %s", out)
 }
@@ -252,7 +252,7 @@ func TestPolicyTest(t *testing.T) {
 	})
 
 	t.Run("the embedded tests pass with the manager's capabilities, and with a pack", func(t *testing.T) {
-		stdout, _, err := run(t, "policy", "test", "--embedded-tests", "--bundle", filepath.Join(controlplane.RepoRoot(), "bundles", "packs", "freeze"), filepath.Join(insightDir, "site"))
+		stdout, _, err := run(t, "policy", "test", "--embedded-tests", "--bundle", repo.Path("bundles", "packs", "freeze"), filepath.Join(insightDir, "site"))
 		require.NoError(t, err, stdout)
 		assert.Contains(t, stdout, "PASS: ")
 		assert.NotContains(t, stdout, "FAIL")

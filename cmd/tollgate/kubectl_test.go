@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/tollgate-dev/tollgate/test/controlplane"
-	"github.com/tollgate-dev/tollgate/test/demo"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/demo"
 )
 
 // TestKubectlConventionsAgainstARealAPIServer runs the cluster flags, the printers and the

@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tollgate-dev/tollgate/kubeplugin"
-	"github.com/tollgate-dev/tollgate/version"
+	"github.com/tollgate-dev/tollgate/internal/cli/kubeplugin"
+	"github.com/tollgate-dev/tollgate/internal/version"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/input"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
 )
 
 func parseNow(s string) (time.Time, error) {

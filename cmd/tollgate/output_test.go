@@ -12,7 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tollgate-dev/tollgate/explain"
+	"github.com/tollgate-dev/tollgate/internal/report/explain"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // TestOutputFormatsOnFixtures runs kubectl's output flags on snapshots: every format reads the
@@ -192,7 +193,7 @@ func TestRunTakesKubectlsClusterFlags(t *testing.T) {
 	for _, name := range []string{"namespace", "request-timeout", "cache-dir"} {
 		assert.Nil(t, cmd.Flags().Lookup(name), "--%s is not the manager's", name)
 	}
-	manifest, err := os.ReadFile(filepath.Join("..", "..", "config", "manager", "manager.yaml"))
+	manifest, err := os.ReadFile(repo.Path("config", "manager", "manager.yaml"))
 	require.NoError(t, err)
 	var deploy struct {
 		Spec struct {

@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/tollgate-dev/tollgate/policyset"
-	"github.com/tollgate-dev/tollgate/policysource"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	"github.com/tollgate-dev/tollgate/internal/report/policyset"
 )
 
 // policyFlags choose the policy set of eval and explain: the embedded policies, plus OPA

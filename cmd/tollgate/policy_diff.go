@@ -9,12 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tollgate-dev/tollgate/evaluation"
-	"github.com/tollgate-dev/tollgate/impact"
-	"github.com/tollgate-dev/tollgate/kubeconn"
-	"github.com/tollgate-dev/tollgate/policyset"
-	"github.com/tollgate-dev/tollgate/policysource"
-	"github.com/tollgate-dev/tollgate/printers"
+	"github.com/tollgate-dev/tollgate/internal/cli/kubeconn"
+	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	"github.com/tollgate-dev/tollgate/internal/report/evaluation"
+	"github.com/tollgate-dev/tollgate/internal/report/impact"
+	"github.com/tollgate-dev/tollgate/internal/report/policyset"
 )
 
 // exitNewlyBlocked is the exit code of `policy diff --fail-on-block` when the candidate would

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tollgate-dev/tollgate/policysource"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
 )
 
 type policyExportFlags struct {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tollgate-dev/tollgate/regotest"
+	"github.com/tollgate-dev/tollgate/internal/report/regotest"
 )
 
 // exitTestsFailed is the exit code of `policy test` when a test fails, as `opa test`'s.

@@ -7,9 +7,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/tollgate-dev/tollgate/decisionlog"
-	"github.com/tollgate-dev/tollgate/decisionlog/replay"
-	"github.com/tollgate-dev/tollgate/printers"
+	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
+	"github.com/tollgate-dev/tollgate/internal/report/replay"
 )
 
 // runReplay re-evaluates the decisions of a decision log with the policies of the flags.

@@ -4,8 +4,8 @@ import (
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/tollgate-dev/tollgate/kubeconn"
-	"github.com/tollgate-dev/tollgate/manager"
+	"github.com/tollgate-dev/tollgate/internal/cli/kubeconn"
+	"github.com/tollgate-dev/tollgate/internal/manager"
 )
 
 func newRunCommand() *cobra.Command {

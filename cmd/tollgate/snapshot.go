@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tollgate-dev/tollgate/input"
-	"github.com/tollgate-dev/tollgate/kubeconn"
-	"github.com/tollgate-dev/tollgate/policysource"
-	"github.com/tollgate-dev/tollgate/printers"
-	"github.com/tollgate-dev/tollgate/snapshot"
+	"github.com/tollgate-dev/tollgate/internal/cli/kubeconn"
+	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	"github.com/tollgate-dev/tollgate/internal/report/snapshot"
 )
 
 func init() { extraCommands = append(extraCommands, newSnapshotCommand) }

@@ -7,10 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tollgate-dev/tollgate/kubeconn"
-	"github.com/tollgate-dev/tollgate/policysource"
-	"github.com/tollgate-dev/tollgate/printers"
-	"github.com/tollgate-dev/tollgate/statusreport"
+	"github.com/tollgate-dev/tollgate/internal/cli/kubeconn"
+	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	"github.com/tollgate-dev/tollgate/internal/report/statusreport"
 )
 
 func init() { extraCommands = append(extraCommands, newStatusCommand) }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tollgate-dev/tollgate/evaluation"
+	"github.com/tollgate-dev/tollgate/internal/report/evaluation"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 func TestRun(t *testing.T) {
@@ -66,7 +68,7 @@ func TestRun(t *testing.T) {
 // the repository's Apache-2.0 LICENSE and its README beside the binary.
 func TestTheArchivesHoldTheLicenseAndTheReadme(t *testing.T) {
 	dir := binaries(t)
-	root := filepath.Join("..", "..")
+	root := repo.Root()
 	var extra []string
 	want := map[string]string{}
 	for _, name := range extraFiles {

@@ -3,7 +3,6 @@ package admission
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // deprecation is the deprecated policy's warning for each legacy field.
@@ -280,7 +280,7 @@ func TestTheDeprecationWarningFollowsTheServedCRD(t *testing.T) {
 	}
 	original := crd()
 	require.NoError(t, upstream.Client.Get(ctx, client.ObjectKey{Name: name}, original))
-	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "crd", "olm", "operators.coreos.com_catalogsources.yaml"))
+	raw, err := os.ReadFile(repo.Path("config", "crd", "olm", "operators.coreos.com_catalogsources.yaml"))
 	require.NoError(t, err)
 	ours := crd()
 	require.NoError(t, yaml.Unmarshal(raw, &ours.Object))

@@ -3,7 +3,7 @@ package admission
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
 )
 
 // kustomize builds a kustomization folder; see controlplane.Kustomize.

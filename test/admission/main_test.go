@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 var (
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) int {
 	var err error
 	upstream, err = controlplane.Start(controlplane.Options{
-		CRDDirs: []string{filepath.Join(controlplane.RepoRoot(), "test", "testdata", "olm-upstream")},
+		CRDDirs: []string{repo.Path("test", "testdata", "olm-upstream")},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

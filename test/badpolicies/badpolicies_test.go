@@ -19,9 +19,9 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
 	embedded "github.com/tollgate-dev/tollgate/policies"
-	"github.com/tollgate-dev/tollgate/policysource"
-	"github.com/tollgate-dev/tollgate/test/olmplay"
+	"github.com/tollgate-dev/tollgate/test/framework/olmplay"
 )
 
 // The policy ConfigMaps every case edits, and what they hold when good.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,13 +18,14 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // bundleFile reads a file of the generated bundles/ tree.
 func bundleFile(t *testing.T, path ...string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(append([]string{controlplane.RepoRoot(), "bundles"}, path...)...))
+	data, err := os.ReadFile(repo.Path(append([]string{"bundles"}, path...)...))
 	require.NoError(t, err, "run make manifests to generate the bundle and the catalog")
 	return data
 }
@@ -33,7 +33,7 @@ func bundleFile(t *testing.T, path ...string) []byte {
 // release is the VERSION file: "v0.1.0".
 func release(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "VERSION"))
+	data, err := os.ReadFile(repo.Path("VERSION"))
 	require.NoError(t, err)
 	return strings.TrimSpace(string(data))
 }
@@ -123,7 +123,7 @@ func TestTollgatesOwnALMExamplesAreValidUpgradeGates(t *testing.T) {
 	require.NotEmpty(t, examples)
 
 	var sample tollgatev1alpha1.UpgradeGate
-	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "samples", "upgradegate.yaml"))
+	data, err := os.ReadFile(repo.Path("config", "samples", "upgradegate.yaml"))
 	require.NoError(t, err)
 	require.NoError(t, yaml.Unmarshal(data, &sample))
 
@@ -244,13 +244,13 @@ func TestTollgatesOwnDockerfilesMatchTheirContent(t *testing.T) {
 	assert.Equal(t, meta.Annotations, labels)
 	assert.Equal(t, []string{"FROM scratch", "COPY manifests /manifests/", "COPY metadata /metadata/"}, lines)
 	for _, dir := range []string{labels["operators.operatorframework.io.bundle.manifests.v1"], labels["operators.operatorframework.io.bundle.metadata.v1"]} {
-		assert.DirExists(t, filepath.Join(controlplane.RepoRoot(), "bundles", "olm", dir))
+		assert.DirExists(t, repo.Path("bundles", "olm", dir))
 	}
 
 	labels, lines = dockerfile(t, bundleFile(t, "catalog.Dockerfile"))
 	assert.Equal(t, map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"}, labels)
 	// Built on the opm the tests validate and serve the catalog with, not on :latest.
-	gomod, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "hack", "tools", "olm", "go.mod"))
+	gomod, err := os.ReadFile(repo.Path("hack", "tools", "olm", "go.mod"))
 	require.NoError(t, err)
 	pin := regexp.MustCompile(`(?m)^\s*github\.com/operator-framework/operator-registry (v\S+)`).FindSubmatch(gomod)
 	require.NotNil(t, pin, "hack/tools/olm/go.mod pins operator-registry")
@@ -265,7 +265,7 @@ func TestTollgatesOwnDockerfilesMatchTheirContent(t *testing.T) {
 // is not in the bundle: its subject's namespace is the install namespace.
 func TestTollgatesOwnBundleCarriesTheOperandReaderRole(t *testing.T) {
 	want := map[string]any{}
-	objs, err := controlplane.DecodeYAML(mustRead(t, filepath.Join(controlplane.RepoRoot(), "config", "rbac", "operand_reader_role.yaml")))
+	objs, err := controlplane.DecodeYAML(mustRead(t, repo.Path("config", "rbac", "operand_reader_role.yaml")))
 	require.NoError(t, err)
 	for _, o := range objs {
 		if o.GetKind() == "ClusterRole" {
@@ -275,7 +275,7 @@ func TestTollgatesOwnBundleCarriesTheOperandReaderRole(t *testing.T) {
 	require.NotEmpty(t, want)
 
 	roles := 0
-	entries, err := os.ReadDir(filepath.Join(controlplane.RepoRoot(), "bundles", "olm", "manifests"))
+	entries, err := os.ReadDir(repo.Path("bundles", "olm", "manifests"))
 	require.NoError(t, err)
 	for _, e := range entries {
 		objs, err := controlplane.DecodeYAML(bundleFile(t, "olm", "manifests", e.Name()))

@@ -11,7 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // extensions are paths Tollgate's CatalogSource adds on purpose: the structured sources
@@ -91,7 +91,7 @@ func isExtension(kind, version, path string) bool {
 }
 
 func TestEveryDeclaredPathExistsUpstreamWithTheSameType(t *testing.T) {
-	root := controlplane.RepoRoot()
+	root := repo.Root()
 	ours := loadCRDs(t, filepath.Join(root, "config", "crd", "olm"))
 	upstream := loadCRDs(t, filepath.Join(root, "test", "testdata", "olm-upstream"))
 	var kinds []string

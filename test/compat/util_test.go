@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
 )
 
 // namespace creates a fresh namespace for one test.

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
-	"github.com/tollgate-dev/tollgate/test/olmplay"
+	"github.com/tollgate-dev/tollgate/test/framework/olmplay"
 )
 
 // event waits for an Event on obj (the object of its kind) with the given type and reason

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +17,9 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/policysource"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
-	"github.com/tollgate-dev/tollgate/test/olmplay"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	"github.com/tollgate-dev/tollgate/test/framework/olmplay"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // policyMap creates a policy ConfigMap and removes it when the test ends.
@@ -123,7 +122,7 @@ func TestAMaintenanceWindowPackEnabledByConfigMapHoldsAnUpgradeOutsideItsWindow(
 	etcd := k.Install("etcd", "0.9.2", v1alpha1.ApprovalManual)
 	etcd.Gate("evaluated", func(*tollgatev1alpha1.UpgradeGate) bool { return true })
 
-	pack, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "bundles", "packs", "window", "window.rego"))
+	pack, err := os.ReadFile(repo.Path("bundles", "packs", "window", "window.rego"))
 	require.NoError(t, err)
 	// A one-minute window twelve hours away: now is outside it, whatever the time.
 	start := time.Now().UTC().Add(12 * time.Hour)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/test/olmplay"
+	"github.com/tollgate-dev/tollgate/test/framework/olmplay"
 )
 
 // TestWriteConflictsAreRetried runs the manager through a client whose writes conflict: the

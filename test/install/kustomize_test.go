@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // build runs `go tool kustomize build` on a folder of config/, as `make verify` does, and
@@ -33,7 +33,7 @@ func build(t *testing.T, dir string) map[string]*unstructured.Unstructured {
 		t.Skipf("kustomize runs as `go tool kustomize`: %v", err)
 	}
 	cmd := exec.Command(goBin, "tool", "kustomize", "build", filepath.Join("config", dir))
-	cmd.Dir = controlplane.RepoRoot()
+	cmd.Dir = repo.Root()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

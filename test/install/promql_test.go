@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
-	_ "github.com/tollgate-dev/tollgate/controllers"  // registers tollgate_* and controller-runtime's metrics
-	_ "github.com/tollgate-dev/tollgate/policysource" // registers tollgate_policy_source_failing
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	_ "github.com/tollgate-dev/tollgate/controllers"                  // registers tollgate_* and controller-runtime's metrics
+	_ "github.com/tollgate-dev/tollgate/internal/decide/policysource" // registers tollgate_policy_source_failing
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // promqlWords are the PromQL keywords and aggregation modifiers that look like metric names.
@@ -117,7 +117,7 @@ func TestRegisteredFindsVectorsWithoutSeries(t *testing.T) {
 // exprs returns every PromQL expression of the dashboard and the alerts, keyed by where it is.
 func exprs(t *testing.T) map[string]string {
 	t.Helper()
-	root := controlplane.RepoRoot()
+	root := repo.Root()
 	out := map[string]string{}
 
 	raw, err := os.ReadFile(filepath.Join(root, "config", "grafana", "tollgate-dashboard.json"))
@@ -189,7 +189,7 @@ func TestAnAlertWatchesUnreadableOperandKinds(t *testing.T) {
 // leader_election_* and process_* under the same names: the dashboard's panels on them keep to
 // Tollgate's scrape job (the dashboard's job variable), or another operator's figures mix in.
 func TestDashboardKeepsSharedMetricsToTollgatesJob(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "grafana", "tollgate-dashboard.json"))
+	raw, err := os.ReadFile(repo.Path("config", "grafana", "tollgate-dashboard.json"))
 	require.NoError(t, err)
 	var dashboard struct {
 		Templating struct {

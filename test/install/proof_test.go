@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -35,10 +34,11 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
-	tollgatemanager "github.com/tollgate-dev/tollgate/manager"
-	"github.com/tollgate-dev/tollgate/policysource"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
-	"github.com/tollgate-dev/tollgate/test/olmplay"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	tollgatemanager "github.com/tollgate-dev/tollgate/internal/manager"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/olmplay"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // fieldOwner is the field manager of what the test applies, as `kubectl apply --server-side`.
@@ -113,7 +113,7 @@ func TestTheDefaultInstallGatesAnUpgradeWithItsOwnServiceAccount(t *testing.T) {
 	})
 
 	step("the sample policy ConfigMaps load from the install namespace", func(t *testing.T) {
-		samples, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "samples", "policy-configmaps.yaml"))
+		samples, err := os.ReadFile(repo.Path("config", "samples", "policy-configmaps.yaml"))
 		require.NoError(t, err)
 		cms, err := controlplane.DecodeYAML(samples)
 		require.NoError(t, err)
@@ -209,7 +209,7 @@ func TestTheDefaultInstallGatesAnUpgradeWithItsOwnServiceAccount(t *testing.T) {
 // config/default.
 func startControlPlane(t *testing.T) *controlplane.Env {
 	t.Helper()
-	env, err := controlplane.Start(controlplane.Options{CRDDirs: []string{filepath.Join(controlplane.RepoRoot(), "config", "crd", "olm")}})
+	env, err := controlplane.Start(controlplane.Options{CRDDirs: []string{repo.Path("config", "crd", "olm")}})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, env.Stop()) })
 	require.NoError(t, apiextensionsv1.AddToScheme(env.Client.Scheme()))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 var (
@@ -42,7 +42,7 @@ func cli(t *testing.T) string {
 		}
 		cliPath = filepath.Join(dir, "tollgate")
 		cmd := exec.Command("go", "build", "-o", cliPath, "./cmd/tollgate")
-		cmd.Dir = controlplane.RepoRoot()
+		cmd.Dir = repo.Root()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = &buildError{out: string(out), err: err}
 		}

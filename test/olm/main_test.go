@@ -11,7 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // errNoOLM says `make olm` has not built real OLM.
@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 // build under bin/olm.
 func findOLM() (string, error) {
 	dirs := []string{os.Getenv("TOLLGATE_OLM_BIN")}
-	if found, _ := filepath.Glob(filepath.Join(controlplane.RepoRoot(), "bin", "olm", "*")); len(found) > 0 {
+	if found, _ := filepath.Glob(repo.Path("bin", "olm", "*")); len(found) > 0 {
 		dirs = append(dirs, found[len(found)-1])
 	}
 	for _, dir := range dirs {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis"
 	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
 )
 
 // applyRBAC applies config/rbac: the ServiceAccount and the permissions Tollgate ships with.

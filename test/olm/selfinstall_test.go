@@ -14,7 +14,7 @@ import (
 
 	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // Real OLM installs Tollgate from its own catalog (bundles/catalog, with the objects of
@@ -50,7 +50,7 @@ func TestTollgateInstalledByRealOLMGatesASubscription(t *testing.T) {
 // bundle image), and returns the folder.
 func ownCatalog(t *testing.T) string {
 	t.Helper()
-	root := controlplane.RepoRoot()
+	root := repo.Root()
 	data, err := os.ReadFile(filepath.Join(root, "bundles", "catalog", "tollgate", "catalog.yaml"))
 	require.NoError(t, err)
 	objects := bundleObjects(t, filepath.Join(root, "bundles", "olm", "manifests"))

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // opmValidate runs `opm validate dir`, the check a catalog image's build runs.
@@ -21,7 +21,7 @@ func opmValidate(t *testing.T, dir string) {
 // (make manifests), and this is the check that what it generates is a catalog.
 func TestOwnCatalogPassesOPMValidate(t *testing.T) {
 	requireOLM(t)
-	opmValidate(t, filepath.Join(controlplane.RepoRoot(), "bundles", "catalog"))
+	opmValidate(t, repo.Path("bundles", "catalog"))
 }
 
 // The suite's catalogs, bundles with embedded objects and no image, are valid catalogs too.

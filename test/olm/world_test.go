@@ -18,7 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 const (
@@ -72,7 +73,7 @@ func newOLMWorld(t *testing.T, withTollgateCRDs bool, releases ...release) *worl
 	t.Cleanup(cancel)
 	crds := []string{filepath.Join(olmBin, "crds")}
 	if withTollgateCRDs {
-		crds = append(crds, filepath.Join(controlplane.RepoRoot(), "config", "crd", "bases"))
+		crds = append(crds, repo.Path("config", "crd", "bases"))
 	}
 	env, err := controlplane.Start(controlplane.Options{
 		CRDDirs: crds,

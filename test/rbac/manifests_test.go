@@ -13,7 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // kustomize builds a kustomization folder; see controlplane.Kustomize.
@@ -72,7 +73,7 @@ func TestTheDefaultInstallIsLeastPrivilege(t *testing.T) {
 // The optional component adds the flag; the patch on Subscriptions it uses is config/rbac's.
 func TestTheTakeOverApprovalComponentGoesWithItsFlag(t *testing.T) {
 	overlay := t.TempDir()
-	config := filepath.Join(controlplane.RepoRoot(), "config")
+	config := repo.Path("config")
 	rel, err := filepath.Rel(overlay, config)
 	require.NoError(t, err)
 	kustomization := fmt.Sprintf("resources:\n  - %s/default\ncomponents:\n  - %s/components/take-over-approval\n", rel, rel)

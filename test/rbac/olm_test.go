@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/test/olmplay"
+	"github.com/tollgate-dev/tollgate/test/framework/olmplay"
 )
 
 // cluster is one test's namespace, where the test plays OLM's part (and the cluster admin's).

@@ -9,8 +9,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tollgate-dev/tollgate/controllers"
-	"github.com/tollgate-dev/tollgate/test/controlplane"
-	"github.com/tollgate-dev/tollgate/test/olmplay"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/olmplay"
 )
 
 const (

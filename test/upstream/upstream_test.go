@@ -12,7 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tollgate-dev/tollgate/test/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // build builds pkgs of the tool module hack/tools/<module> into a temporary folder and
@@ -26,7 +27,7 @@ func build(t *testing.T, module string, pkgs ...string) string {
 	dir := t.TempDir()
 	start := time.Now()
 	cmd := exec.Command(goBin, append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
-	cmd.Dir = filepath.Join(controlplane.RepoRoot(), "hack", "tools", module)
+	cmd.Dir = repo.Path("hack", "tools", module)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "build hack/tools/%s: %s", module, out)
 	t.Logf("built hack/tools/%s in %s", module, time.Since(start).Round(time.Second))
@@ -37,7 +38,7 @@ func build(t *testing.T, module string, pkgs ...string) string {
 func run(t *testing.T, env []string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
-	cmd.Dir = controlplane.RepoRoot()
+	cmd.Dir = repo.Root()
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s %s:\n%s", filepath.Base(name), strings.Join(args, " "), out)

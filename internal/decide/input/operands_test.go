@@ -1,0 +1,209 @@
+package input_test
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
+)
+
+var etcdOwned = v1alpha1.CRDDescription{Name: "etcdclusters.etcd.database.coreos.com", Version: "v1beta2", Kind: "EtcdCluster"}
+
+// etcdWorld is an installed etcd operator with one operand, a Secret beside it, and a CSV that
+// owns the kinds given besides EtcdCluster.
+func etcdWorld(owned ...v1alpha1.CRDDescription) []client.Object {
+	secret := &corev1.Secret{ObjectMeta: meta(ns, "credentials"), Data: map[string][]byte{"password": []byte("hunter2")}}
+	return []client.Object{
+		subscription("etcd", "etcd.v1", "etcd.v1"),
+		csv("etcd.v1", append([]v1alpha1.CRDDescription{etcdOwned}, owned...)...),
+		operand(ns, "main"), secret,
+	}
+}
+
+// listed records the kinds listed through a reader.
+func listed(kinds *[]string) interceptor.Funcs {
+	return interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		if u, ok := list.(*unstructured.UnstructuredList); ok {
+			*kinds = append(*kinds, u.GetKind())
+		} else if _, ok := list.(*corev1.SecretList); ok {
+			*kinds = append(*kinds, "SecretList")
+		}
+		return c.List(ctx, list, opts...)
+	}}
+}
+
+func TestKindsOfBuiltInGroupsAreNeverOperands(t *testing.T) {
+	var kinds []string
+	r := fakeReader(etcdWorld(
+		v1alpha1.CRDDescription{Name: "secrets.", Version: "v1", Kind: "Secret"},
+		v1alpha1.CRDDescription{Name: "secrets", Version: "v1", Kind: "Secret"},
+		v1alpha1.CRDDescription{Name: "deployments.apps", Version: "v1", Kind: "Deployment"},
+		v1alpha1.CRDDescription{Name: "roles.rbac.authorization.k8s.io", Version: "v1", Kind: "Role"},
+		v1alpha1.CRDDescription{Name: "customresourcedefinitions.apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"},
+	), listed(&kinds))
+	in, err := (&input.Builder{Reader: r}).Build(context.Background(), key)
+	require.NoError(t, err)
+	assert.Equal(t, []string{ns + "/main"}, names(t, in.Doc["operands"]))
+	assert.Equal(t, []schema.GroupVersionKind{etcdGVK}, in.OperandGVKs)
+	assert.Equal(t, []string{"EtcdClusterList"}, kinds, "nothing else is even listed")
+}
+
+func TestBuiltinGroup(t *testing.T) {
+	for group, builtin := range map[string]bool{
+		"": true, "apps": true, "batch": true, "policy": true, "rbac.authorization.k8s.io": true,
+		"storage.k8s.io": true, "apiextensions.k8s.io": true, "apiregistration.k8s.io": true, "metrics.k8s.io": true,
+		"etcd.database.coreos.com": false, "gateway.networking.k8s.io": false, "cluster.x-k8s.io": false,
+	} {
+		assert.Equal(t, builtin, input.BuiltinGroup(group), group)
+	}
+}
+
+// checkFunc is an input.OperandKinds from a function.
+type checkFunc func(context.Context, input.OwnedKind) error
+
+func (f checkFunc) Check(ctx context.Context, k input.OwnedKind) (input.OwnedKind, error) {
+	return k, f(ctx, k)
+}
+
+func TestTheOperandCheckDecidesWhatIsRead(t *testing.T) {
+	boom := errors.New("connection refused")
+	tests := []struct {
+		scenario   string
+		check      error
+		operands   []string
+		gvks       []schema.GroupVersionKind
+		unreadable []any
+		err        error
+	}{{
+		scenario: "a kind the check accepts is read", operands: []string{ns + "/main"}, gvks: []schema.GroupVersionKind{etcdGVK}, unreadable: []any{},
+	}, {
+		scenario: "a kind that is not an operand is dropped", check: input.ErrNotOperand, operands: nil, unreadable: []any{},
+	}, {
+		scenario: "a kind Tollgate may not read is reported, not listed",
+		check:    &input.UnreadableError{Message: "grant it"},
+		unreadable: []any{map[string]any{"apiVersion": etcdGVK.GroupVersion().String(), "kind": "EtcdCluster", "resource": "etcdclusters",
+			"reason": "Forbidden", "message": "grant it"}},
+	}, {
+		scenario: "a failed check fails the build", check: boom, err: boom,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			var asked []input.OwnedKind
+			check := checkFunc(func(_ context.Context, k input.OwnedKind) error {
+				asked = append(asked, k)
+				var u *input.UnreadableError
+				if errors.As(tt.check, &u) {
+					u.Kind = k
+				}
+				return tt.check
+			})
+			var kinds []string
+			b := &input.Builder{Reader: fakeReader(etcdWorld(), listed(&kinds)), Config: input.Config{OperandKinds: check}}
+			in, err := b.Build(context.Background(), key)
+			if tt.err != nil {
+				require.ErrorIs(t, err, tt.err)
+				assert.ErrorContains(t, err, "check operand kind etcdclusters.etcd.database.coreos.com")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []input.OwnedKind{{CRD: etcdOwned.Name, Resource: "etcdclusters", GroupVersionKind: etcdGVK}}, asked)
+			assert.Equal(t, tt.operands, namesOrNil(t, in.Doc["operands"]))
+			assert.Equal(t, tt.gvks, in.OperandGVKs)
+			assert.Equal(t, tt.unreadable, in.Doc["unreadableOperandKinds"])
+			if tt.operands == nil {
+				assert.NotContains(t, kinds, "EtcdClusterList")
+			}
+		})
+	}
+}
+
+func namesOrNil(t *testing.T, list any) []string {
+	if len(list.([]any)) == 0 {
+		return nil
+	}
+	return names(t, list)
+}
+
+// A reader that refuses a kind (the CLI's own credentials, say) makes it unreadable, not an error.
+func TestAForbiddenListIsReportedNotFailed(t *testing.T) {
+	r := fakeReader(etcdWorld(), interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		if u, ok := list.(*unstructured.UnstructuredList); ok && u.GetKind() == "EtcdClusterList" {
+			return apierrors.NewForbidden(schema.GroupResource{Group: etcdGVK.Group, Resource: "etcdclusters"}, "", errors.New("no RBAC"))
+		}
+		return c.List(ctx, list, opts...)
+	}})
+	in, err := (&input.Builder{Reader: r}).Build(context.Background(), key)
+	require.NoError(t, err)
+	assert.Equal(t, []any{}, in.Doc["operands"])
+	assert.Empty(t, in.OperandGVKs)
+	unreadable := in.Doc["unreadableOperandKinds"].([]any)
+	require.Len(t, unreadable, 1)
+	assert.Equal(t, "EtcdCluster", unreadable[0].(map[string]any)["kind"])
+	assert.Contains(t, unreadable[0].(map[string]any)["message"], "no RBAC")
+}
+
+func crd(name, group, plural, kind string, versions ...apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{Group: group, Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind}, Versions: versions}}
+}
+
+func TestServedByCRD(t *testing.T) {
+	served := apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1beta2", Served: true}
+	owned := input.OwnedKind{CRD: etcdOwned.Name, Resource: "etcdclusters", GroupVersionKind: etcdGVK}
+	tests := []struct {
+		scenario string
+		crd      *apiextensionsv1.CustomResourceDefinition
+		notOwned string // the error, when the kind is not an operand
+		version  string // the version read, when it is; default v1beta2
+	}{
+		{scenario: "the CRD the CSV names serves the kind", crd: crd(etcdOwned.Name, etcdGVK.Group, "etcdclusters", "EtcdCluster", served)},
+		{scenario: "the CRD no longer serves the owned version: its storage version is read", version: "v1beta3",
+			crd: crd(etcdOwned.Name, etcdGVK.Group, "etcdclusters", "EtcdCluster", apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1beta2"},
+				apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1", Served: true},
+				apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1beta3", Served: true, Storage: true})},
+		{scenario: "without a served storage version, the first served one", version: "v1",
+			crd: crd(etcdOwned.Name, etcdGVK.Group, "etcdclusters", "EtcdCluster", apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1beta2", Storage: true},
+				apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1", Served: true})},
+		{scenario: "no such CRD", notOwned: "no CustomResourceDefinition etcdclusters.etcd.database.coreos.com"},
+		{scenario: "the CRD serves another kind", crd: crd(etcdOwned.Name, etcdGVK.Group, "etcdclusters", "Secret", served),
+			notOwned: "serves kind Secret, not EtcdCluster"},
+		{scenario: "the CRD serves no version", crd: crd(etcdOwned.Name, etcdGVK.Group, "etcdclusters", "EtcdCluster",
+			apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1beta2"}), notOwned: "serves no version"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			s := testScheme()
+			require.NoError(t, apiextensionsv1.AddToScheme(s))
+			b := fake.NewClientBuilder().WithScheme(s)
+			if tt.crd != nil {
+				b = b.WithObjects(tt.crd)
+			}
+			as, err := input.ServedByCRD{Reader: b.Build()}.Check(context.Background(), owned)
+			if tt.notOwned == "" {
+				require.NoError(t, err)
+				want := owned
+				want.Version = cmp.Or(tt.version, owned.Version)
+				assert.Equal(t, want, as)
+				return
+			}
+			assert.ErrorIs(t, err, input.ErrNotOperand)
+			assert.ErrorContains(t, err, tt.notOwned)
+		})
+	}
+}
