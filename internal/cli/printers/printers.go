@@ -1,8 +1,7 @@
 // Package printers writes what Tollgate shows a person: aligned tables (with kubectl's
-// --no-headers and -o wide, TableOptions), wrapped text, text from the cluster escaped for a
-// terminal (Escape), and commands quoted for a shell (Command); and what it shows a program:
-// a report as JSON or YAML, as the document cli-runtime's jsonpath and go-template printers
-// read (Document, Template), and as kubectl's -o name lines (WriteNames).
+// --no-headers and -o wide, TableOptions), their cells escaped by package text; and what it
+// shows a program: a report as JSON or YAML, as the document cli-runtime's jsonpath and
+// go-template printers read (Document, Template), and as kubectl's -o name lines (WriteNames).
 package printers
 
 import (
@@ -10,11 +9,12 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
+
+	"github.com/tollgate-dev/tollgate/internal/text"
 )
 
 // Table writes aligned columns, each row indented by two spaces; an empty cell prints "-".
-// Cells are escaped (Escape), so a tab or a control character in a cell cannot break the
+// Cells are escaped (text.Escape), so a tab or a control character in a cell cannot break the
 // columns or reach the terminal.
 type Table struct {
 	tw     *tabwriter.Writer
@@ -91,7 +91,7 @@ func (o TableOptions) Columns(cells []string, wide ...string) []string {
 func (t *Table) Row(cells ...string) {
 	out := make([]string, len(cells))
 	for i, c := range cells {
-		out[i] = Escape(c)
+		out[i] = text.Escape(c)
 		if c == "" {
 			out[i] = "-"
 		}
@@ -101,35 +101,3 @@ func (t *Table) Row(cells ...string) {
 
 // Flush writes the table.
 func (t *Table) Flush() error { return t.tw.Flush() }
-
-// Plural is "1 thing" or "n things".
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// Wrap breaks text into lines of at most width runes at spaces, each line after the first
-// prefixed with indent. The words are escaped (Escape); the line breaks are Wrap's own.
-func Wrap(text string, width int, indent string) string {
-	words := strings.Fields(text)
-	var b strings.Builder
-	line := 0
-	for i, w := range words {
-		w = Escape(w)
-		n := utf8.RuneCountInString(w)
-		if i > 0 {
-			if line+1+n > width {
-				b.WriteString("\n" + indent)
-				line = 0
-			} else {
-				b.WriteByte(' ')
-				line++
-			}
-		}
-		b.WriteString(w)
-		line += n
-	}
-	return b.String()
-}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/text"
 )
 
 // AutomaticApproval is the condition that says whether Tollgate can hold sub's InstallPlans:
@@ -24,7 +24,7 @@ func AutomaticApproval(sub *v1alpha1.Subscription, approval v1alpha1.Approval, t
 		c.Status, c.Reason = metav1.ConditionTrue, "AutomaticApproval"
 		c.Message = fmt.Sprintf("installPlanApproval is Automatic, so OLM approves this operator's InstallPlans itself and Tollgate cannot hold them; "+
 			"decisions are reported only. To let Tollgate gate upgrades: %s (or run the manager with --take-over-approval).",
-			printers.Command("kubectl", "patch", "subscription", "-n", sub.Namespace, sub.Name, "--type", "merge", "-p", `{"spec":{"installPlanApproval":"Manual"}}`))
+			text.Command("kubectl", "patch", "subscription", "-n", sub.Namespace, sub.Name, "--type", "merge", "-p", `{"spec":{"installPlanApproval":"Manual"}}`))
 	}
 	return c
 }

@@ -29,7 +29,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/text"
 )
 
 // DefaultBundlePollInterval is how often a bundle is re-read when BundleOptions.PollInterval
@@ -308,7 +308,7 @@ func (s *BundleSource) fetch(ctx context.Context, loc *bundleLocation) (*bundle.
 		return nil, loc.etag, loc.hash, nil
 	case http.StatusOK:
 	default:
-		return nil, "", "", fmt.Errorf("GET %s: %s: %s", loc.name, printers.Escape(resp.Status), errorBody(resp.Body))
+		return nil, "", "", fmt.Errorf("GET %s: %s: %s", loc.name, text.Escape(resp.Status), errorBody(resp.Body))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, s.opts.MaxBytes+1))
 	if err != nil {
@@ -429,7 +429,7 @@ var ErrBundleTooLarge = errors.New("bundle too large")
 func checkTarballSize(data []byte, max int64) error {
 	if at, over := tarballOver(data, max); over {
 		return fmt.Errorf("%w: its files add up to more than %d bytes uncompressed (at %s), the limit for a whole bundle",
-			ErrBundleTooLarge, max, printers.Escape(at))
+			ErrBundleTooLarge, max, text.Escape(at))
 	}
 	return nil
 }
@@ -471,7 +471,7 @@ func checkDirectorySize(root string, max int64) error {
 		return nil
 	})
 	if at != "" {
-		return fmt.Errorf("%w: its files add up to more than %d bytes (at %s), the limit for a whole bundle", ErrBundleTooLarge, max, printers.Escape(at))
+		return fmt.Errorf("%w: its files add up to more than %d bytes (at %s), the limit for a whole bundle", ErrBundleTooLarge, max, text.Escape(at))
 	}
 	return nil
 }
@@ -503,5 +503,5 @@ func errorBody(body io.Reader) string {
 			b = b[:start]
 		}
 	}
-	return printers.Escape(strings.TrimSpace(string(b))) + cut
+	return text.Escape(strings.TrimSpace(string(b))) + cut
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/text"
 )
 
 // Printable is the report in every output format: -o name lists the Subscriptions. self is
@@ -21,7 +22,7 @@ func (r *Report) Printable(self string) printers.Printable {
 
 // WriteTable prints the report for a person: one line per Subscription, InstallPlan
 // and CatalogSource, and the denials under their Subscription. Text from the snapshot and
-// the policies is escaped (printers.Escape; the tables escape their cells). -o wide adds
+// the policies is escaped (text.Escape; the tables escape their cells). -o wide adds
 // whether each Subscription is up to date and its overridden codes; o.Only picks one table
 // (--only), and --no-headers then prints its rows alone. self is the command line's
 // program ("tollgate", "kubectl tollgate"), for the explain hint under denials.
@@ -34,7 +35,7 @@ func (r *Report) WriteTable(w io.Writer, o printers.TableOptions, self string) e
 	case "catalogs":
 		return renderCatalogs(w, r.CatalogSources, o, "")
 	}
-	o.Title(w, "Evaluated at %s with policy revision %s.\n\n", printers.Escape(r.Now), printers.Escape(r.PolicyRevision))
+	o.Title(w, "Evaluated at %s with policy revision %s.\n\n", text.Escape(r.Now), text.Escape(r.PolicyRevision))
 	if len(r.Subscriptions) == 0 { // a snapshot of CatalogSources alone: only they are checked
 		return renderCatalogs(w, r.CatalogSources, o, "")
 	}
@@ -82,15 +83,15 @@ func renderDenials(w io.Writer, subs []Subscription) bool {
 			fmt.Fprintf(w, "\nDENIALS\n")
 			any = true
 		}
-		fmt.Fprintf(w, "  %s/%s\n", printers.Escape(s.Namespace), printers.Escape(s.Name))
+		fmt.Fprintf(w, "  %s/%s\n", text.Escape(s.Namespace), text.Escape(s.Name))
 		for _, d := range s.Decision.Denials {
 			mark := ""
 			if d.Overridden {
 				mark = " (overridden)"
 			}
-			fmt.Fprintf(w, "    %s%s: %s\n", printers.Escape(d.Code), mark, printers.Wrap(d.Message, 96, "      "))
+			fmt.Fprintf(w, "    %s%s: %s\n", text.Escape(d.Code), mark, text.Wrap(d.Message, 96, "      "))
 			if d.Source != "" {
-				fmt.Fprintf(w, "      from %s\n", printers.Escape(d.Source))
+				fmt.Fprintf(w, "      from %s\n", text.Escape(d.Source))
 			}
 		}
 	}

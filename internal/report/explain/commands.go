@@ -8,26 +8,26 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/text"
 )
 
 // Every command explain suggests is safe to paste: its arguments are shell-quoted
-// (printers.Command), it names objects only by plain Kubernetes names, and it is printable
+// (text.Command), it names objects only by plain Kubernetes names, and it is printable
 // ASCII, so that what a person sees on the terminal is exactly what a paste runs.
 
 // policyCommand is how explain prints a command the policies suggest. The embedded policies
 // build commands from plain Kubernetes names only (policies/lib remedy), but a policy
 // ConfigMap or bundle may return any string, so the command is treated as untrusted: it is
 // printed only when it consists of plain words and single-quoted arguments of printable ASCII
-// (printers.ParseCommand), re-quoted (printers.Command) so that pasting it runs exactly those
+// (text.ParseCommand), re-quoted (text.Command) so that pasting it runs exactly those
 // words. Any other command is dropped rather than printed unchecked; the text stays and says
 // so.
-func policyCommand(text, command string) (string, string) {
-	args, err := printers.ParseCommand(command)
+func policyCommand(say, command string) (string, string) {
+	args, err := text.ParseCommand(command)
 	if err != nil {
-		return strings.TrimSuffix(text, ":") + " (the policy's command is left out: Tollgate prints only commands of plain words and single-quoted arguments)", ""
+		return strings.TrimSuffix(say, ":") + " (the policy's command is left out: Tollgate prints only commands of plain words and single-quoted arguments)", ""
 	}
-	return text, printers.Command(args...)
+	return say, text.Command(args...)
 }
 
 // plainName says whether s is a name Kubernetes accepts for a namespace or a Subscription (a
@@ -42,7 +42,7 @@ func kubectl(verb, kind, namespace, name string, args ...string) string {
 	if !plainName(namespace) || !plainName(name) {
 		return ""
 	}
-	return printers.Command(append([]string{"kubectl", verb, kind, "-n", namespace, name}, args...)...)
+	return text.Command(append([]string{"kubectl", verb, kind, "-n", namespace, name}, args...)...)
 }
 
 // asciiJSON writes every character of encoded JSON beyond printable ASCII (DEL, C1 controls,

@@ -9,8 +9,8 @@ import (
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/internal/cli/printers"
 	"github.com/tollgate-dev/tollgate/internal/decide/approval"
+	"github.com/tollgate-dev/tollgate/internal/text"
 )
 
 // denial renders one denial: its rule, the policies' facts, and their remedies with the
@@ -49,7 +49,7 @@ func (x *Explainer) remedy(dec *approval.Decision, l engine.Remedy) Remedy {
 		// The key comes from the policies: name it in a command only when it is a name
 		// Kubernetes would accept, so it cannot turn into an option of the command.
 		if plainName(l.Subscription.Namespace) && plainName(l.Subscription.Name) {
-			r.Command = x.Self + " " + printers.Command("explain", "-n", l.Subscription.Namespace, l.Subscription.Name)
+			r.Command = x.Self + " " + text.Command("explain", "-n", l.Subscription.Namespace, l.Subscription.Name)
 		}
 	case l.Command != "":
 		r.Text, r.Command = policyCommand(l.Text, l.Command)

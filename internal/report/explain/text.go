@@ -9,6 +9,7 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/text"
 )
 
 // Printable is the report in every output format: -o name names its Subscription.
@@ -169,7 +170,7 @@ func (r *Report) headline() string {
 	}
 	switch {
 	case !r.Allowed && len(codes) > 0:
-		return fmt.Sprintf("HELD by %s (%s)", strings.Join(codes, ", "), printers.Plural(len(codes), "denial stands", "denials stand"))
+		return fmt.Sprintf("HELD by %s (%s)", strings.Join(codes, ", "), text.Plural(len(codes), "denial stands", "denials stand"))
 	case !r.Allowed:
 		return "HELD (the policies did not allow it)"
 	case r.CurrentCSV != "" && r.CurrentCSV != r.InstalledCSV:
@@ -194,16 +195,16 @@ type printer struct {
 }
 
 // rendered is text the printer laid out itself (a wrapped paragraph, whose words
-// printers.Wrap escaped): line prints it as is.
+// text.Wrap escaped): line prints it as is.
 type rendered string
 
-// wrap is printers.Wrap for line.
-func wrap(text string, width int, indent string) rendered {
-	return rendered(printers.Wrap(text, width, indent))
+// wrap is text.Wrap for line.
+func wrap(s string, width int, indent string) rendered {
+	return rendered(text.Wrap(s, width, indent))
 }
 
 // line prints one line. Its string arguments come from the cluster, the policies or the
-// admins, so each is escaped (printers.Escape): no control character, tab or BiDi control
+// admins, so each is escaped (text.Escape): no control character, tab or BiDi control
 // reaches the terminal. Only rendered text keeps its line breaks.
 func (p *printer) line(format string, args ...any) {
 	safe := make([]any, 0, len(args))
@@ -212,10 +213,10 @@ func (p *printer) line(format string, args ...any) {
 		case rendered:
 			a = string(v)
 		case string:
-			a = printers.Escape(v)
+			a = text.Escape(v)
 		default:
 			if rv := reflect.ValueOf(a); rv.Kind() == reflect.String { // a named string type
-				a = printers.Escape(rv.String())
+				a = text.Escape(rv.String())
 			}
 		}
 		safe = append(safe, a)

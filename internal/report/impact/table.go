@@ -8,6 +8,7 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/cli/printers"
 	"github.com/tollgate-dev/tollgate/internal/decide/approval"
+	"github.com/tollgate-dev/tollgate/internal/text"
 )
 
 // Tables are the tables of the report's table, as TableOptions.Only names them.
@@ -33,7 +34,7 @@ func (r *Report) Printable() printers.Printable {
 // codes the candidate adds and removes; o.Only picks one table.
 func (r *Report) WriteTable(w io.Writer, o printers.TableOptions) error {
 	if o.Whole() {
-		o.Title(w, "Policy revision %s in force, candidate %s; %s.\n", printers.Escape(r.before), printers.Escape(r.after), printers.Escape(r.scope))
+		o.Title(w, "Policy revision %s in force, candidate %s; %s.\n", text.Escape(r.before), text.Escape(r.after), text.Escape(r.scope))
 	}
 	for _, g := range groups {
 		if err := renderChanges(w, r, o, g.name, g.title, g.keep); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/text"
 )
 
 // WriteTable prints the report for a person: one row per event, then the counts.
@@ -31,6 +32,6 @@ func (r *Report) WriteTable(w io.Writer, o printers.TableOptions) error {
 		edited = fmt.Sprintf(", %d input edited", r.InputEdited)
 	}
 	o.Title(w, "\n%d events replayed with policy revision %s: %d same, %d different, %d not replayable%s\n",
-		len(r.Events), printers.Escape(r.PolicyRevision), r.Same, r.Different, r.NotReplayable, edited)
+		len(r.Events), text.Escape(r.PolicyRevision), r.Same, r.Different, r.NotReplayable, edited)
 	return nil
 }

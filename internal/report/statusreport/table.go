@@ -8,6 +8,7 @@ import (
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/text"
 )
 
 // Tables are the tables of the report's table, as TableOptions.Only names them.
@@ -35,7 +36,7 @@ func (rep *Report) WriteTable(w io.Writer, o printers.TableOptions) error {
 
 func renderGateCounts(w io.Writer, rep *Report, o printers.TableOptions) {
 	g := rep.Gates
-	o.Title(w, "Tollgate status of %s at %s.\n\n", printers.Escape(rep.Scope), rep.Now)
+	o.Title(w, "Tollgate status of %s at %s.\n\n", text.Escape(rep.Scope), rep.Now)
 	o.Title(w, "GATES  %d: %d allowed, %d held, %d without a decision yet", g.Total, g.Allowed, g.Held, g.NoDecision)
 	if rep.SubscriptionsWithoutGate > 0 {
 		o.Title(w, "; %d Subscription(s) have no gate yet", rep.SubscriptionsWithoutGate)
@@ -100,9 +101,9 @@ func renderPolicyHealth(w io.Writer, rep *Report, o printers.TableOptions) error
 	default:
 		others := make([]string, 0, len(p.Revisions)-1)
 		for _, rc := range p.Revisions[1:] {
-			others = append(others, fmt.Sprintf("%s on %d", printers.Escape(rc.Revision), rc.Gates))
+			others = append(others, fmt.Sprintf("%s on %d", text.Escape(rc.Revision), rc.Gates))
 		}
-		o.Title(w, "  revision in force: %s (%d gate(s))", printers.Escape(p.Revision), p.Revisions[0].Gates)
+		o.Title(w, "  revision in force: %s (%d gate(s))", text.Escape(p.Revision), p.Revisions[0].Gates)
 		if len(others) > 0 {
 			o.Title(w, "; older decisions: %s", strings.Join(others, ", "))
 		}

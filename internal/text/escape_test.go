@@ -1,15 +1,13 @@
-package printers_test
+package text_test
 
 import (
-	"bytes"
-	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/text"
 )
 
 // hostileText is text an operator, a policy or an admin could write, keyed by what it would
@@ -57,11 +55,11 @@ func assertTerminalSafe(t *testing.T, s string, lines bool) {
 }
 
 func TestEscapeLeavesNoControlCharacter(t *testing.T) {
-	for name, text := range hostileText {
+	for name, raw := range hostileText {
 		t.Run(name, func(t *testing.T) {
-			got := printers.Escape(text)
+			got := text.Escape(raw)
 			assertTerminalSafe(t, got, false)
-			assert.Equal(t, got, printers.Escape(got), "escaping twice changes nothing")
+			assert.Equal(t, got, text.Escape(got), "escaping twice changes nothing")
 		})
 	}
 }
@@ -78,31 +76,12 @@ func TestEscapeWritesGoStyleEscapes(t *testing.T) {
 		{"a\x9bb", `a\x9bb`},
 		{"déjà vu, 日本, emoji 🙂", "déjà vu, 日本, emoji 🙂"},
 	} {
-		assert.Equal(t, tc.want, printers.Escape(tc.in), "Escape(%q)", tc.in)
-	}
-}
-
-func TestTableEscapesCellsAndStaysAligned(t *testing.T) {
-	var buf bytes.Buffer
-	tab := printers.NewTable(&buf, "NAME", "STATUS", "MESSAGE")
-	var names []string
-	for name, text := range hostileText {
-		names = append(names, name)
-		tab.Row(text, "True", text+" end")
-	}
-	require.NoError(t, tab.Flush())
-	out := buf.String()
-	assertTerminalSafe(t, out, true)
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	require.Len(t, lines, len(names)+1, "a newline in a cell does not add a line")
-	col := strings.Index(lines[0], "STATUS")
-	for _, l := range lines[1:] {
-		assert.Equal(t, "True", strings.Fields(string([]rune(l)[col:]))[0], "column STATUS starts at rune %d in %q", col, l)
+		assert.Equal(t, tc.want, text.Escape(tc.in), "Escape(%q)", tc.in)
 	}
 }
 
 func TestWrapEscapesWords(t *testing.T) {
-	got := printers.Wrap("the operator says \x1b[2J\x1b[32mALLOWED\x1b[0m and \u202eevil", 20, "  ")
+	got := text.Wrap("the operator says \x1b[2J\x1b[32mALLOWED\x1b[0m and \u202eevil", 20, "  ")
 	assertTerminalSafe(t, got, true)
 	assert.Contains(t, got, `\x1b[2J\x1b[32mALLOWED\x1b[0m`)
 }

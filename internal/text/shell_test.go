@@ -1,4 +1,4 @@
-package printers_test
+package text_test
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tollgate-dev/tollgate/internal/cli/printers"
+	"github.com/tollgate-dev/tollgate/internal/text"
 )
 
 // hostileArgs are arguments that a shell would interpret if they were pasted unquoted;
@@ -46,11 +46,11 @@ var hostileArgs = []string{
 
 func TestQuoteLeavesPlainWordsAlone(t *testing.T) {
 	for _, w := range []string{"kubectl", "team-a", "etcd.v0.9.2", "tollgate.dev/policy=data", "-A", "--type", "NAME:.metadata.name,x"} {
-		assert.Equal(t, w, printers.Quote(w))
+		assert.Equal(t, w, text.Quote(w))
 	}
-	assert.Equal(t, `'it'\''s'`, printers.Quote("it's"))
-	assert.Equal(t, `''`, printers.Quote(""))
-	assert.Equal(t, `'=ls'`, printers.Quote("=ls"), "zsh expands an unquoted =word")
+	assert.Equal(t, `'it'\''s'`, text.Quote("it's"))
+	assert.Equal(t, `''`, text.Quote(""))
+	assert.Equal(t, `'=ls'`, text.Quote("=ls"), "zsh expands an unquoted =word")
 }
 
 // TestCommandRunsExactlyItsArguments runs each command in sh with a stub on PATH that writes
@@ -63,8 +63,8 @@ func TestCommandRunsExactlyItsArguments(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stub"), []byte(stub), 0o755))
 	for _, arg := range hostileArgs {
 		arg = strings.ReplaceAll(arg, "MARKER", marker)
-		line := printers.Command("stub", "first", arg, "last")
-		parsed, err := printers.ParseCommand(line)
+		line := text.Command("stub", "first", arg, "last")
+		parsed, err := text.ParseCommand(line)
 		if !strings.ContainsAny(arg, "\n\t\x1b") {
 			require.NoError(t, err, "ParseCommand reads what Command writes: %s", line)
 			assert.Equal(t, []string{"stub", "first", arg, "last"}, parsed)
@@ -107,13 +107,13 @@ func TestParseCommandRefusesWhatAShellWouldInterpret(t *testing.T) {
 		"kubectl get pöds",
 		"kubectl get ${x}",
 	} {
-		_, err := printers.ParseCommand(line)
-		assert.ErrorIs(t, err, printers.ErrNotPlainCommand, "%q", line)
+		_, err := text.ParseCommand(line)
+		assert.ErrorIs(t, err, text.ErrNotPlainCommand, "%q", line)
 	}
-	args, err := printers.ParseCommand(`kubectl patch subscription -n ns etcd --type merge -p '{"spec":{"source":"NAME"}}'`)
+	args, err := text.ParseCommand(`kubectl patch subscription -n ns etcd --type merge -p '{"spec":{"source":"NAME"}}'`)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"kubectl", "patch", "subscription", "-n", "ns", "etcd", "--type", "merge", "-p", `{"spec":{"source":"NAME"}}`}, args)
-	args, err = printers.ParseCommand(`kubectl get  'a'b'c'  x`)
+	args, err = text.ParseCommand(`kubectl get  'a'b'c'  x`)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"kubectl", "get", "abc", "x"}, args)
 }
