@@ -14,8 +14,6 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/report/snapshot"
 )
 
-func init() { extraCommands = append(extraCommands, newEvalCommand) }
-
 // exitDenied is the exit code of `eval --fail-on-deny` when a Subscription is denied.
 const exitDenied = 3
 

@@ -15,8 +15,6 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/report/explain"
 )
 
-func init() { extraCommands = append(extraCommands, newExplainCommand) }
-
 type explainFlags struct {
 	cluster  kubeconn.Flags
 	policy   policyFlags

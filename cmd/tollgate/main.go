@@ -34,10 +34,11 @@ its catalog is sound, and the cluster admins' own rules hold.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newVersionCommand(), newCompletionCommand())
-	for _, add := range extraCommands {
-		root.AddCommand(add())
-	}
+	root.AddCommand(
+		newRunCommand(),
+		newEvalCommand(), newExplainCommand(), newStatusCommand(), newSnapshotCommand(), newPolicyCommand(),
+		newVersionCommand(), newCompletionCommand(),
+	)
 	kubeplugin.Rename(root, selfName())
 	kubeplugin.GroupClusterFlags(root)
 	return root
@@ -68,9 +69,6 @@ func wantArgs(many bool, what, example string, choices ...string) cobra.Position
 		return nil
 	}
 }
-
-// extraCommands are the other subcommands, each registered by its own file.
-var extraCommands []func() *cobra.Command
 
 // exitError carries an exit code other than 1.
 type exitError struct {

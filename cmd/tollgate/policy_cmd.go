@@ -4,8 +4,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newPolicyCommand) }
-
 // newPolicyCommand groups the commands that work on policies rather than on one decision:
 // diff (what a change would do), export (the embedded policies as an OPA bundle folder) and
 // test (Rego unit tests with the manager's built-ins).

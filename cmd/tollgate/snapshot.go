@@ -15,8 +15,6 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/report/snapshot"
 )
 
-func init() { extraCommands = append(extraCommands, newSnapshotCommand) }
-
 type snapshotFlags struct {
 	cluster  kubeconn.Flags
 	all      bool

@@ -13,8 +13,6 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/report/statusreport"
 )
 
-func init() { extraCommands = append(extraCommands, newStatusCommand) }
-
 type statusFlags struct {
 	cluster  kubeconn.Flags
 	all      bool

@@ -37,10 +37,10 @@ files. With --keep the control plane and the manager stay up, and the demo print
 to explore them with kubectl, until Ctrl-C.`,
 		Example: `  # the whole story, then clean up
   make demo
-  go run ./cmd/tollgate-demo
+  go run ./test/demo
 
   # keep the cluster to look around with kubectl; Ctrl-C ends it
-  go run ./cmd/tollgate-demo --keep`,
+  go run ./test/demo --keep`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,

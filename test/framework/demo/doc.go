@@ -6,5 +6,5 @@
 // The demo plays OLM's part: it creates and updates the OLM objects as OLM would. World builds
 // that state without the story, for tests that need a held upgrade on a real API server.
 //
-// It is test code: cmd/tollgate-demo runs it, and the shipped tollgate binary does not link it.
+// It is test code: test/demo runs it, and the shipped tollgate binary does not link it.
 package demo

@@ -212,7 +212,7 @@ func (w *World) wait(ctx context.Context, what string, cond func() (bool, error)
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("gave up waiting for %s after %s: run `go run ./cmd/tollgate-demo --verbose` to see the manager's log", what, timeout)
+			return fmt.Errorf("gave up waiting for %s after %s: run `go run ./test/demo --verbose` to see the manager's log", what, timeout)
 		}
 		select {
 		case <-ctx.Done():
