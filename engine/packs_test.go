@@ -164,18 +164,83 @@ var createdAtLayouts = []string{
 }
 
 func TestPacksOnRealData(t *testing.T) {
-	every := []string{"firstinstall", "freeze", "soak", "version", "window"}
-	cases := []packCase{{
+	cases := slices.Concat(everyPackCases(), soakPackCases(), versionPackCases(), calendarPackCases(),
+		firstInstallPackCases(), createdAtLayoutCases())
+	exercised := map[string]bool{}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { runPackCase(t, tc) })
+		for _, p := range tc.packs {
+			exercised[p] = true
+		}
+	}
+
+	// A pack added to bundles/packs is run here too, or this test says so.
+	entries, err := os.ReadDir(packsDir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if e.IsDir() {
+			assert.True(t, exercised[e.Name()], "pack %s is not run on real data here: add cases for it", e.Name())
+		}
+	}
+}
+
+// runPackCase evaluates the case's document with its packs and checks the denials: no
+// PolicyError, no built-in error, facts on every denial and remedies on every standing one.
+func runPackCase(t *testing.T, tc packCase) {
+	build := tc.world
+	if build == nil {
+		build = realistic
+	}
+	w := build()
+	if tc.mutate != nil {
+		tc.mutate(w)
+	}
+	doc := w.input(t)
+	if tc.doc != nil {
+		tc.doc(doc)
+	}
+	r := packEngine(t, tc.packs, tc.data).Evaluate(context.Background(), doc)
+	require.NoError(t, r.Err, "a PolicyError: %v", r.Decision.Denials)
+	assert.Empty(t, r.Warnings, "built-in errors")
+
+	var standing, overridden []string
+	for _, d := range r.Decision.Denials {
+		assert.NotEqual(t, tollgatev1alpha1.CodePolicyError, d.Code, d.Message)
+		assert.NotEmpty(t, d.Facts, "denial %s has facts", d.Code)
+		if d.Overridden {
+			overridden = append(overridden, d.Code)
+		} else {
+			assert.NotEmpty(t, d.Lift, "denial %s has remedies", d.Code)
+			standing = append(standing, d.Code)
+		}
+	}
+	slices.Sort(standing)
+	assert.Equal(t, tc.denials, standing, "standing denials: %v", r.Decision.Denials)
+	assert.Equal(t, tc.overridden, overridden, "overridden denials")
+	assert.Equal(t, len(tc.denials) == 0, r.Decision.Allowed, "allowed")
+}
+
+// everyPack is every pack, each loaded as its own bundle.
+var everyPack = []string{"firstinstall", "freeze", "soak", "version", "window"}
+
+// everyPackCases run every pack together with its defaults.
+func everyPackCases() []packCase {
+	return []packCase{{
 		name:  "every pack with its defaults: only the major jump is held",
-		packs: every,
+		packs: everyPack,
 		// 1.0.0 (the installed CSV's spec.version) → 2.0.0 (the new CSV's name)
 		denials: []string{"MajorVersionUpgrade"},
 	}, {
 		name:    "every pack with its defaults, the new CSV present",
-		packs:   every,
+		packs:   everyPack,
 		mutate:  withNewCSV("2024-04-01T00:00:00Z"),
 		denials: []string{"MajorVersionUpgrade"},
-	}, {
+	}}
+}
+
+// soakPackCases: the soak pack, from the plan's creationTimestamp and from createdAt.
+func soakPackCases() []packCase {
+	return []packCase{{
 		name:    "soak: a plan created two days ago has soaked the default 24 hours",
 		packs:   []string{"soak"},
 		denials: nil,
@@ -235,7 +300,12 @@ func TestPacksOnRealData(t *testing.T) {
 		data:    published(nil),
 		doc:     channelCreatedAt("August 2019"),
 		denials: []string{"SoakStartUnknown"},
-	}, {
+	}}
+}
+
+// versionPackCases: the version pack, with the new CSV's version read from each place it can be.
+func versionPackCases() []packCase {
+	return []packCase{{
 		name:    "version: the new CSV does not exist yet (null in the document): its version comes from its name",
 		packs:   []string{"version"},
 		data:    map[string]any{"packs": map[string]any{"version": map[string]any{"holdMajor": false}}},
@@ -266,7 +336,12 @@ func TestPacksOnRealData(t *testing.T) {
 		packs:   []string{"version"},
 		mutate:  withNewCSV(""),
 		denials: []string{"MajorVersionUpgrade"},
-	}, {
+	}}
+}
+
+// calendarPackCases: the window and freeze packs.
+func calendarPackCases() []packCase {
+	return []packCase{{
 		name:  "window: an open window",
 		packs: []string{"window"},
 		data:  windows(map[string]any{"start": "00:00", "end": "24:00", "timeZone": "Europe/Berlin"}),
@@ -284,7 +359,12 @@ func TestPacksOnRealData(t *testing.T) {
 		packs:   []string{"freeze"},
 		data:    freezes(map[string]any{"start": "2024-04-30T00:00:00Z", "end": "2024-05-06T00:00:00.5+02:00", "reason": "release week"}),
 		denials: []string{"ChangeFreeze"},
-	}, {
+	}}
+}
+
+// firstInstallPackCases: the firstinstall pack on an upgrade and on first installs.
+func firstInstallPackCases() []packCase {
+	return []packCase{{
 		name:  "firstinstall: an upgrade is not its concern",
 		packs: []string{"firstinstall"},
 	}, {
@@ -298,6 +378,11 @@ func TestPacksOnRealData(t *testing.T) {
 		world: firstInstall,
 		data:  map[string]any{"packs": map[string]any{"firstinstall": map[string]any{"allow": []any{map[string]any{"namespace": "oper*", "source": "olm/{operatorhubio,community}"}}}}},
 	}}
+}
+
+// createdAtLayoutCases run the soak pack alone and every pack on each createdAt layout.
+func createdAtLayoutCases() []packCase {
+	var cases []packCase
 	for _, layout := range createdAtLayouts {
 		cases = append(cases, packCase{
 			name:   "soak, basis published: createdAt " + layout,
@@ -306,60 +391,12 @@ func TestPacksOnRealData(t *testing.T) {
 			mutate: withNewCSV(layout),
 		}, packCase{
 			name:   "every pack, basis published: createdAt " + layout,
-			packs:  every,
+			packs:  everyPack,
 			data:   map[string]any{"packs": map[string]any{"soak": map[string]any{"basis": "published"}, "version": map[string]any{"holdMajor": false}}},
 			mutate: withNewCSV(layout),
 		})
 	}
-
-	exercised := map[string]bool{}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			build := tc.world
-			if build == nil {
-				build = realistic
-			}
-			w := build()
-			if tc.mutate != nil {
-				tc.mutate(w)
-			}
-			doc := w.input(t)
-			if tc.doc != nil {
-				tc.doc(doc)
-			}
-			r := packEngine(t, tc.packs, tc.data).Evaluate(context.Background(), doc)
-			require.NoError(t, r.Err, "a PolicyError: %v", r.Decision.Denials)
-			assert.Empty(t, r.Warnings, "built-in errors")
-
-			var standing, overridden []string
-			for _, d := range r.Decision.Denials {
-				assert.NotEqual(t, tollgatev1alpha1.CodePolicyError, d.Code, d.Message)
-				assert.NotEmpty(t, d.Facts, "denial %s has facts", d.Code)
-				if d.Overridden {
-					overridden = append(overridden, d.Code)
-				} else {
-					assert.NotEmpty(t, d.Lift, "denial %s has remedies", d.Code)
-					standing = append(standing, d.Code)
-				}
-			}
-			slices.Sort(standing)
-			assert.Equal(t, tc.denials, standing, "standing denials: %v", r.Decision.Denials)
-			assert.Equal(t, tc.overridden, overridden, "overridden denials")
-			assert.Equal(t, len(tc.denials) == 0, r.Decision.Allowed, "allowed")
-		})
-		for _, p := range tc.packs {
-			exercised[p] = true
-		}
-	}
-
-	// A pack added to bundles/packs is run here too, or this test says so.
-	entries, err := os.ReadDir(packsDir)
-	require.NoError(t, err)
-	for _, e := range entries {
-		if e.IsDir() {
-			assert.True(t, exercised[e.Name()], "pack %s is not run on real data here: add cases for it", e.Name())
-		}
-	}
+	return cases
 }
 
 func windows(ws ...map[string]any) map[string]any {

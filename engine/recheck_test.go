@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -28,23 +29,42 @@ func waive(code string, expires time.Time) func(w *world) {
 	}
 }
 
+// recheckCase is a realistic world (mutated) run through some packs, and the RecheckAt it must get.
+type recheckCase struct {
+	name    string
+	packs   []string
+	data    map[string]any
+	mutate  []func(w *world)
+	allowed bool
+	want    time.Time // zero: none
+}
+
 func TestRecheckAt(t *testing.T) {
-	// now is Wednesday 2024-05-01 12:00 UTC; New York is UTC-4 in May.
-	weekend := windows(map[string]any{"days": []any{"Sat", "Sun"}, "start": "02:00", "end": "06:00", "timeZone": "America/New_York"})
-	saturdayOpening := time.Date(2024, 5, 4, 6, 0, 0, 0, time.UTC)
-	all := map[string]any{"packs": map[string]any{
-		"window": weekend["packs"].(map[string]any)["window"],
-		"freeze": map[string]any{"periods": []any{map[string]any{"start": "2024-05-01T18:00:00Z", "end": "2024-05-02T00:00:00Z"}}},
-	}}
+	for _, tt := range slices.Concat(overrideRecheckCases(), packRecheckCases()) {
+		t.Run(tt.name, func(t *testing.T) {
+			w := realistic()
+			for _, m := range tt.mutate {
+				m(w)
+			}
+			r := packEngine(t, tt.packs, tt.data).Evaluate(context.Background(), w.input(t))
+			require.NoError(t, r.Err, "%v", r.Decision.Denials)
+			assert.Empty(t, r.Warnings)
+			assert.Equal(t, tt.allowed, r.Decision.Allowed, "allowed: %v", r.Decision.Denials)
+			if tt.want.IsZero() {
+				assert.True(t, r.RecheckAt.IsZero(), "RecheckAt %v, want none", r.RecheckAt)
+				return
+			}
+			assert.Equal(t, tt.want, r.RecheckAt)
+			assert.Equal(t, time.UTC, r.RecheckAt.Location())
+			assert.True(t, r.RecheckAt.After(now))
+		})
+	}
+}
+
+// overrideRecheckCases: denials with and without overrides, and when those expire.
+func overrideRecheckCases() []recheckCase {
 	progressing := func(w *world) { w.health("True", "True", "False") }
-	tests := []struct {
-		name    string
-		packs   []string
-		data    map[string]any
-		mutate  []func(w *world)
-		allowed bool
-		want    time.Time // zero: none
-	}{{
+	return []recheckCase{{
 		name:    "nothing depends on time",
 		allowed: true,
 	}, {
@@ -66,7 +86,19 @@ func TestRecheckAt(t *testing.T) {
 		name:    "an override that waives nothing does not either",
 		mutate:  []func(w *world){waive("OperatorDegraded", now.Add(3*time.Hour))},
 		allowed: true,
-	}, {
+	}}
+}
+
+// packRecheckCases: the instants the window, soak and freeze packs depend on, alone and together.
+func packRecheckCases() []recheckCase {
+	// now is Wednesday 2024-05-01 12:00 UTC; New York is UTC-4 in May.
+	weekend := windows(map[string]any{"days": []any{"Sat", "Sun"}, "start": "02:00", "end": "06:00", "timeZone": "America/New_York"})
+	saturdayOpening := time.Date(2024, 5, 4, 6, 0, 0, 0, time.UTC)
+	all := map[string]any{"packs": map[string]any{
+		"window": weekend["packs"].(map[string]any)["window"],
+		"freeze": map[string]any{"periods": []any{map[string]any{"start": "2024-05-01T18:00:00Z", "end": "2024-05-02T00:00:00Z"}}},
+	}}
+	return []recheckCase{{
 		name:  "window: outside every window, the next opening",
 		packs: []string{"window"},
 		data:  weekend,
@@ -101,25 +133,6 @@ func TestRecheckAt(t *testing.T) {
 		},
 		want: now.Add(2 * time.Hour),
 	}}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := realistic()
-			for _, m := range tt.mutate {
-				m(w)
-			}
-			r := packEngine(t, tt.packs, tt.data).Evaluate(context.Background(), w.input(t))
-			require.NoError(t, r.Err, "%v", r.Decision.Denials)
-			assert.Empty(t, r.Warnings)
-			assert.Equal(t, tt.allowed, r.Decision.Allowed, "allowed: %v", r.Decision.Denials)
-			if tt.want.IsZero() {
-				assert.True(t, r.RecheckAt.IsZero(), "RecheckAt %v, want none", r.RecheckAt)
-				return
-			}
-			assert.Equal(t, tt.want, r.RecheckAt)
-			assert.Equal(t, time.UTC, r.RecheckAt.Location())
-			assert.True(t, r.RecheckAt.After(now))
-		})
-	}
 }
 
 // A policy that replaces tollgate.main may write any recheckAt: an unusable one is a warning

@@ -249,17 +249,26 @@ func healthAggregationScenarios() []scenario {
 func TestScenariosOperatorConditions(t *testing.T) { run(t, operatorConditionScenarios()) }
 
 func operatorConditionScenarios() []scenario {
-	upgradeable := func(status metav1.ConditionStatus, observed int64) metav1.Condition {
-		return metav1.Condition{Type: "Upgradeable", Status: status, Reason: "Migrating", Message: "the operator is migrating its CRs",
-			ObservedGeneration: observed, LastTransitionTime: earlier}
+	return slices.Concat(upgradeableStatusScenarios(), operatorConditionFreshnessScenarios(), upgradeGateOverrideScenarios())
+}
+
+// upgradeable is the operator's Upgradeable condition with status, observed at generation observed.
+func upgradeable(status metav1.ConditionStatus, observed int64) metav1.Condition {
+	return metav1.Condition{Type: "Upgradeable", Status: status, Reason: "Migrating", Message: "the operator is migrating its CRs",
+		ObservedGeneration: observed, LastTransitionTime: earlier}
+}
+
+// upgradeGateOverride sets Upgradeable=False and an UpgradeGate override of code expiring at expires.
+func upgradeGateOverride(code string, expires *metav1.Time) func(w *world) {
+	return func(w *world) {
+		w.opCond.Status.Conditions = []metav1.Condition{upgradeable(metav1.ConditionFalse, 1)}
+		w.opCond.Spec.Conditions = w.opCond.Status.Conditions
+		w.gate.Spec.Overrides = []tollgatev1alpha1.Override{{Code: code, Reason: "CHG-1234: migration verified by the vendor", Expires: expires}}
 	}
-	override := func(code string, expires *metav1.Time) func(w *world) {
-		return func(w *world) {
-			w.opCond.Status.Conditions = []metav1.Condition{upgradeable(metav1.ConditionFalse, 1)}
-			w.opCond.Spec.Conditions = w.opCond.Status.Conditions
-			w.gate.Spec.Overrides = []tollgatev1alpha1.Override{{Code: code, Reason: "CHG-1234: migration verified by the vendor", Expires: expires}}
-		}
-	}
+}
+
+// upgradeableStatusScenarios: what each Upgradeable status, and OLM's own overrides of it, decide.
+func upgradeableStatusScenarios() []scenario {
 	return []scenario{{
 		name:   "no OperatorCondition: OLM reverts to existing behaviour and allows",
 		mutate: func(w *world) { w.opCond = nil },
@@ -298,7 +307,13 @@ func operatorConditionScenarios() []scenario {
 			w.opCond.Spec.Overrides = []operatorsv1.ConditionOverride{{Type: "Upgradeable", Status: metav1.ConditionFalse, Reason: "Hold", Message: "admin says wait"}}
 		},
 		denials: []string{"OperatorNotUpgradeable"},
-	}, {
+	}}
+}
+
+// operatorConditionFreshnessScenarios: stale conditions, an operator upgrading, and whose
+// OperatorCondition counts.
+func operatorConditionFreshnessScenarios() []scenario {
+	return []scenario{{
 		name: "an Upgradeable condition observed at an older generation is stale, whatever its status",
 		mutate: func(w *world) {
 			w.opCond = operatorCondition("etcd.v1", upgradeable(metav1.ConditionFalse, 1))
@@ -334,9 +349,14 @@ func operatorConditionScenarios() []scenario {
 		mutate: func(w *world) {
 			w.opCond = operatorCondition("etcd.v0", upgradeable(metav1.ConditionFalse, 1))
 		},
-	}, {
+	}}
+}
+
+// upgradeGateOverrideScenarios: UpgradeGate overrides of the denial, and a first install.
+func upgradeGateOverrideScenarios() []scenario {
+	return []scenario{{
 		name:       "an UpgradeGate override waives the denial and keeps it visible with the admin's reason",
-		mutate:     override("OperatorNotUpgradeable", nil),
+		mutate:     upgradeGateOverride("OperatorNotUpgradeable", nil),
 		overridden: []string{"OperatorNotUpgradeable"},
 		conditions: map[string]string{"UpgradeBlocked": "False/UpgradeAllowed"},
 		check: func(t *testing.T, r *engine.Result) {
@@ -344,18 +364,18 @@ func operatorConditionScenarios() []scenario {
 		},
 	}, {
 		name:       "an UpgradeGate override that has not expired yet waives the denial",
-		mutate:     override("OperatorNotUpgradeable", &metav1.Time{Time: now.Add(24 * 60 * 60 * 1e9)}),
+		mutate:     upgradeGateOverride("OperatorNotUpgradeable", &metav1.Time{Time: now.Add(24 * 60 * 60 * 1e9)}),
 		overridden: []string{"OperatorNotUpgradeable"},
 	}, {
 		name:    "an expired UpgradeGate override is ignored and reported as expired",
-		mutate:  override("OperatorNotUpgradeable", &earlier),
+		mutate:  upgradeGateOverride("OperatorNotUpgradeable", &earlier),
 		denials: []string{"OperatorNotUpgradeable"},
 		check: func(t *testing.T, r *engine.Result) {
 			assert.Contains(t, r.Decision.Denials[0].Message, "expired")
 		},
 	}, {
 		name:    "an override of another code does not waive the denial",
-		mutate:  override("OperatorDegraded", nil),
+		mutate:  upgradeGateOverride("OperatorDegraded", nil),
 		denials: []string{"OperatorNotUpgradeable"},
 	}, {
 		name: "a first install is allowed: there is no installed operator to ask",
@@ -375,9 +395,12 @@ func operatorConditionScenarios() []scenario {
 func TestScenariosSubscriptionConditions(t *testing.T) { run(t, subscriptionConditionScenarios()) }
 
 func subscriptionConditionScenarios() []scenario {
-	catalogState := func(state string) func(w *world) {
-		return func(w *world) { w.catalogs[0].Status.GRPCConnectionState.LastObservedState = state }
-	}
+	return slices.Concat(resolutionScenarios(), catalogSourceScenarios(), channelAndInstallPlanScenarios(), installedCSVScenarios())
+}
+
+// resolutionScenarios: every condition of a healthy upgrade waiting for approval, and
+// ResolutionFailed as OLM reports it.
+func resolutionScenarios() []scenario {
 	return []scenario{{
 		name: "an upgrade waiting for approval with everything healthy",
 		conditions: map[string]string{
@@ -423,7 +446,18 @@ func subscriptionConditionScenarios() []scenario {
 			w.sub.Status.Conditions = []v1alpha1.SubscriptionCondition{{Type: "ResolutionFailed", Status: "False", Reason: "ResolutionSucceeded", Message: "ok"}}
 		},
 		conditions: map[string]string{"ResolutionFailed": "False/ResolutionSucceeded"},
-	}, {
+	}}
+}
+
+// catalogState sets the last observed connection state of the source catalog.
+func catalogState(state string) func(w *world) {
+	return func(w *world) { w.catalogs[0].Status.GRPCConnectionState.LastObservedState = state }
+}
+
+// catalogSourceScenarios: CatalogSourcesUnhealthy and CatalogSourceInvalid for the source
+// catalog and the other visible ones.
+func catalogSourceScenarios() []scenario {
+	return []scenario{{
 		name: "CatalogSourcesUnhealthy=True for another visible catalog does not deny the upgrade",
 		mutate: func(w *world) {
 			w.catalogs = append(w.catalogs, imageCatalog("olm", "community", "TRANSIENT_FAILURE"))
@@ -490,7 +524,12 @@ func subscriptionConditionScenarios() []scenario {
 			w.catalogs[0].Spec.Image = "quay.io/operatorhubio/catalog:latest"
 		},
 		conditions: map[string]string{"CatalogSourceInvalid": "False"},
-	}, {
+	}}
+}
+
+// channelAndInstallPlanScenarios: PackageChannelInvalid and the InstallPlan conditions.
+func channelAndInstallPlanScenarios() []scenario {
+	return []scenario{{
 		name:       "PackageChannelInvalid=True when the channel is not in the package",
 		mutate:     func(w *world) { w.sub.Spec.Channel = "beta" },
 		conditions: map[string]string{"PackageChannelInvalid": "True/ChannelNotFound"},
@@ -555,7 +594,12 @@ func subscriptionConditionScenarios() []scenario {
 		},
 		conditions: map[string]string{"InstallPlanAwaitingManualApproval": "False/NoApprovalPending"},
 		state:      "UpgradePending",
-	}, {
+	}}
+}
+
+// installedCSVScenarios: the installed CSV's conditions, state and upToDate.
+func installedCSVScenarios() []scenario {
+	return []scenario{{
 		name:       "at the latest known CSV: no replacement, AtLatestKnown, up to date",
 		world:      atLatest,
 		conditions: map[string]string{"InstalledCSVReplacementAvailable": "False/NoReplacementAvailable", "UpgradeBlocked": "False/NoUpgradeWaiting", "InstallPlanAwaitingManualApproval": "False"},

@@ -38,39 +38,10 @@ deny contains {"code": rego.metadata.rule().custom.code, "message": "a change fr
 // snapshot offline to the same decision.
 func TestExplainAndSnapshotAgainstARealAPIServer(t *testing.T) {
 	env, kubeconfig := demoCluster(t)
-	ctx := context.Background()
-	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tollgate-system"}}))
-	require.NoError(t, env.Client.Create(ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "tollgate-system", Name: "freeze", Labels: map[string]string{policysource.Label: "rego"}},
-		Data:       map[string]string{"freeze.rego": freezeModule},
-	}))
-	require.NoError(t, env.Client.Create(ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "tollgate-system", Name: "unrelated"},
-		Data:       map[string]string{"x": "not policy"},
-	}))
+	addFreezePolicy(t, env)
 
 	t.Run("explain prints the decision, each denial's rule, facts and remedies", func(t *testing.T) {
-		stdout, stderr, err := run(t, "explain", "--kubeconfig", kubeconfig, "-n", demo.Namespace, demo.Subscription)
-		require.NoError(t, err, stderr)
-		assert.Empty(t, stderr)
-		for _, want := range []string{
-			"Subscription demo/etcd",
-			"installed  etcd.v0.9.2 (Succeeded)",
-			"Decision: HELD by ChangeFreeze, OperatorNotUpgradeable (2 denials stand)",
-			"rule:     configmap/freeze/freeze.rego:",
-			"rule:     upgrade/upgrade.rego:",
-			"OperatorCondition etcd.v0.9.2: Upgradeable=False since ",
-			": migrating storage (reason Migrating)",
-			"the operator reports Upgradeable=True (or removes the condition) in OperatorCondition demo/etcd.v0.9.2",
-			"kubectl edit operatorcondition -n demo etcd.v0.9.2",
-			`kubectl patch upgradegate -n demo etcd --type merge -p '{"spec":{"overrides":[{"code":"ChangeFreeze","reason":"<why this upgrade is safe anyway>"}]}}'`,
-			"install-etcd-v0-9-4  etcd.v0.9.4  no       blocked: etcd.v0.9.4 (demo/etcd: ChangeFreeze, OperatorNotUpgradeable)",
-			"There is no UpgradeGate demo/etcd yet",
-			"Available    True",
-			"InstallPlanAwaitingManualApproval  True",
-		} {
-			assert.Contains(t, oneLine(stdout), oneLine(want))
-		}
+		assertExplainsTheHeldUpgrade(t, kubeconfig)
 	})
 
 	t.Run("explain -o json and --trace", func(t *testing.T) {
@@ -113,26 +84,7 @@ func TestExplainAndSnapshotAgainstARealAPIServer(t *testing.T) {
 	})
 
 	t.Run("eval of the snapshot reaches the same decision", func(t *testing.T) {
-		stdout, stderr, err := run(t, "eval", "--snapshot", state, "-o", "json")
-		require.NoError(t, err)
-		assert.Empty(t, stderr, "the snapshot loads without problems")
-		var rep evaluation.Report
-		require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
-		require.Len(t, rep.Subscriptions, 1)
-		sub := rep.Subscriptions[0]
-		assert.Equal(t, "etcd.v0.9.4", sub.CurrentCSV)
-		assert.False(t, sub.Decision.Allowed)
-		require.Len(t, sub.Decision.Denials, 2)
-		assert.Equal(t, "ChangeFreeze", sub.Decision.Denials[0].Code, "the policy ConfigMap travels with the snapshot")
-		assert.Equal(t, "OperatorNotUpgradeable", sub.Decision.Denials[1].Code)
-		assert.Equal(t, "True", string(sub.Health[0].Status), "the operand travels with the snapshot: %v", sub.Health)
-		require.Len(t, rep.InstallPlans, 1)
-		assert.False(t, rep.InstallPlans[0].Approvable)
-		require.Len(t, rep.CatalogSources, 1)
-		assert.Equal(t, "True", rep.CatalogSources[0].Healthy)
-
-		_, _, err = run(t, "eval", "--snapshot", state, "--fail-on-deny")
-		assert.Equal(t, exitDenied, exitCode(err))
+		assertSnapshotEvaluatesToTheSameDecision(t, state)
 	})
 
 	t.Run("snapshot -A -o json is a List", func(t *testing.T) {
@@ -150,6 +102,72 @@ func TestExplainAndSnapshotAgainstARealAPIServer(t *testing.T) {
 			assert.NotEmpty(t, it["kind"])
 		}
 	})
+}
+
+// addFreezePolicy creates the tollgate-system namespace with a policy ConfigMap holding
+// freezeModule, and a ConfigMap that is not policy.
+func addFreezePolicy(t *testing.T, env *controlplane.Env) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tollgate-system"}}))
+	require.NoError(t, env.Client.Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tollgate-system", Name: "freeze", Labels: map[string]string{policysource.Label: "rego"}},
+		Data:       map[string]string{"freeze.rego": freezeModule},
+	}))
+	require.NoError(t, env.Client.Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tollgate-system", Name: "unrelated"},
+		Data:       map[string]string{"x": "not policy"},
+	}))
+}
+
+// assertExplainsTheHeldUpgrade runs explain on the demo Subscription and checks its text.
+func assertExplainsTheHeldUpgrade(t *testing.T, kubeconfig string) {
+	stdout, stderr, err := run(t, "explain", "--kubeconfig", kubeconfig, "-n", demo.Namespace, demo.Subscription)
+	require.NoError(t, err, stderr)
+	assert.Empty(t, stderr)
+	for _, want := range []string{
+		"Subscription demo/etcd",
+		"installed  etcd.v0.9.2 (Succeeded)",
+		"Decision: HELD by ChangeFreeze, OperatorNotUpgradeable (2 denials stand)",
+		"rule:     configmap/freeze/freeze.rego:",
+		"rule:     upgrade/upgrade.rego:",
+		"OperatorCondition etcd.v0.9.2: Upgradeable=False since ",
+		": migrating storage (reason Migrating)",
+		"the operator reports Upgradeable=True (or removes the condition) in OperatorCondition demo/etcd.v0.9.2",
+		"kubectl edit operatorcondition -n demo etcd.v0.9.2",
+		`kubectl patch upgradegate -n demo etcd --type merge -p '{"spec":{"overrides":[{"code":"ChangeFreeze","reason":"<why this upgrade is safe anyway>"}]}}'`,
+		"install-etcd-v0-9-4  etcd.v0.9.4  no       blocked: etcd.v0.9.4 (demo/etcd: ChangeFreeze, OperatorNotUpgradeable)",
+		"There is no UpgradeGate demo/etcd yet",
+		"Available    True",
+		"InstallPlanAwaitingManualApproval  True",
+	} {
+		assert.Contains(t, oneLine(stdout), oneLine(want))
+	}
+}
+
+// assertSnapshotEvaluatesToTheSameDecision evaluates the snapshot file state offline, as JSON
+// and with --fail-on-deny.
+func assertSnapshotEvaluatesToTheSameDecision(t *testing.T, state string) {
+	stdout, stderr, err := run(t, "eval", "--snapshot", state, "-o", "json")
+	require.NoError(t, err)
+	assert.Empty(t, stderr, "the snapshot loads without problems")
+	var rep evaluation.Report
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	require.Len(t, rep.Subscriptions, 1)
+	sub := rep.Subscriptions[0]
+	assert.Equal(t, "etcd.v0.9.4", sub.CurrentCSV)
+	assert.False(t, sub.Decision.Allowed)
+	require.Len(t, sub.Decision.Denials, 2)
+	assert.Equal(t, "ChangeFreeze", sub.Decision.Denials[0].Code, "the policy ConfigMap travels with the snapshot")
+	assert.Equal(t, "OperatorNotUpgradeable", sub.Decision.Denials[1].Code)
+	assert.Equal(t, "True", string(sub.Health[0].Status), "the operand travels with the snapshot: %v", sub.Health)
+	require.Len(t, rep.InstallPlans, 1)
+	assert.False(t, rep.InstallPlans[0].Approvable)
+	require.Len(t, rep.CatalogSources, 1)
+	assert.Equal(t, "True", rep.CatalogSources[0].Healthy)
+
+	_, _, err = run(t, "eval", "--snapshot", state, "--fail-on-deny")
+	assert.Equal(t, exitDenied, exitCode(err))
 }
 
 // oneLine collapses whitespace, so text wrapped for a person can be matched.

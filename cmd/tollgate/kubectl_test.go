@@ -38,25 +38,7 @@ func TestKubectlConventionsAgainstARealAPIServer(t *testing.T) {
 	})
 
 	t.Run("--server and --token authenticate as the token's ServiceAccount", func(t *testing.T) {
-		token := serviceAccountToken(ctx, t, env, demo.Namespace, "reader")
-		ca := filepath.Join(t.TempDir(), "ca.crt")
-		require.NoError(t, os.WriteFile(ca, env.Config.CAData, 0o600))
-		empty := filepath.Join(t.TempDir(), "empty-kubeconfig")
-		require.NoError(t, os.WriteFile(empty, nil, 0o600))
-		args := []string{"status", "--kubeconfig", empty, "--server", env.Config.Host, "--token", token, "--certificate-authority", ca}
-		_, _, err := run(t, args...)
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), `User "system:serviceaccount:demo:reader" cannot list`)
-
-		require.NoError(t, env.Client.Create(ctx, &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "reader-is-admin"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: demo.Namespace, Name: "reader"}},
-		}))
-		require.Eventually(t, func() bool { _, _, err := run(t, args...); return err == nil }, 10*time.Second, 100*time.Millisecond, "the binding takes effect")
-		stdout, _, err := run(t, append(args, "-o", "jsonpath={.scope}")...)
-		require.NoError(t, err)
-		assert.Equal(t, "all namespaces of "+env.Config.Host, stdout)
+		assertTokenAuthenticatesAsItsServiceAccount(ctx, t, env)
 	})
 
 	t.Run("--context must name a context of the kubeconfig", func(t *testing.T) {
@@ -104,24 +86,55 @@ func TestKubectlConventionsAgainstARealAPIServer(t *testing.T) {
 	})
 
 	t.Run("completion lists the Subscriptions of the namespace, and the namespaces", func(t *testing.T) {
-		stdout, _, err := run(t, append([]string{"__complete", "explain"}, admin("-n", demo.Namespace, "")...)...)
-		require.NoError(t, err)
-		assert.Equal(t, []string{"etcd", ":4"}, completionLines(stdout))
-
-		stdout, _, err = run(t, append([]string{"__complete", "explain"}, admin("-n", "elsewhere", "")...)...)
-		require.NoError(t, err)
-		assert.Equal(t, []string{":4"}, completionLines(stdout), "no Subscription there")
-
-		stdout, _, err = run(t, append([]string{"__complete", "explain"}, admin("-A", "e")...)...)
-		require.NoError(t, err)
-		assert.Equal(t, []string{"etcd", ":4"}, completionLines(stdout))
-
-		stdout, _, err = run(t, append([]string{"__complete", "status"}, admin("-n", "")...)...)
-		require.NoError(t, err)
-		for _, ns := range []string{"default", "demo", "elsewhere", "kube-system"} {
-			assert.Contains(t, completionLines(stdout), ns)
-		}
+		assertCompletions(t, admin)
 	})
+}
+
+// assertTokenAuthenticatesAsItsServiceAccount runs status with --server, --token and
+// --certificate-authority only: forbidden to the ServiceAccount "reader" until it is bound to
+// cluster-admin.
+func assertTokenAuthenticatesAsItsServiceAccount(ctx context.Context, t *testing.T, env *controlplane.Env) {
+	token := serviceAccountToken(ctx, t, env, demo.Namespace, "reader")
+	ca := filepath.Join(t.TempDir(), "ca.crt")
+	require.NoError(t, os.WriteFile(ca, env.Config.CAData, 0o600))
+	empty := filepath.Join(t.TempDir(), "empty-kubeconfig")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	args := []string{"status", "--kubeconfig", empty, "--server", env.Config.Host, "--token", token, "--certificate-authority", ca}
+	_, _, err := run(t, args...)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `User "system:serviceaccount:demo:reader" cannot list`)
+
+	require.NoError(t, env.Client.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "reader-is-admin"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: demo.Namespace, Name: "reader"}},
+	}))
+	require.Eventually(t, func() bool { _, _, err := run(t, args...); return err == nil }, 10*time.Second, 100*time.Millisecond, "the binding takes effect")
+	stdout, _, err := run(t, append(args, "-o", "jsonpath={.scope}")...)
+	require.NoError(t, err)
+	assert.Equal(t, "all namespaces of "+env.Config.Host, stdout)
+}
+
+// assertCompletions completes explain's Subscription and status's namespace; admin adds the
+// kubeconfig to the arguments.
+func assertCompletions(t *testing.T, admin func(args ...string) []string) {
+	stdout, _, err := run(t, append([]string{"__complete", "explain"}, admin("-n", demo.Namespace, "")...)...)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"etcd", ":4"}, completionLines(stdout))
+
+	stdout, _, err = run(t, append([]string{"__complete", "explain"}, admin("-n", "elsewhere", "")...)...)
+	require.NoError(t, err)
+	assert.Equal(t, []string{":4"}, completionLines(stdout), "no Subscription there")
+
+	stdout, _, err = run(t, append([]string{"__complete", "explain"}, admin("-A", "e")...)...)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"etcd", ":4"}, completionLines(stdout))
+
+	stdout, _, err = run(t, append([]string{"__complete", "status"}, admin("-n", "")...)...)
+	require.NoError(t, err)
+	for _, ns := range []string{"default", "demo", "elsewhere", "kube-system"} {
+		assert.Contains(t, completionLines(stdout), ns)
+	}
 }
 
 // completionLines are the lines `__complete` prints, without cobra's closing remark on stderr.

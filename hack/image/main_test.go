@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -18,11 +19,7 @@ import (
 
 func TestBuildLayout(t *testing.T) {
 	dir := t.TempDir()
-	bins := filepath.Join(dir, "bin")
-	for _, arch := range []string{"amd64", "arm64"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(bins, "linux_"+arch), 0o750))
-		require.NoError(t, os.WriteFile(filepath.Join(bins, "linux_"+arch, "tollgate"), []byte("#!/bin/false "+arch+"\n"), 0o600))
-	}
+	bins := fakeBinaries(t, dir)
 	o := options{
 		BinaryDir: bins, Arches: []string{"amd64", "arm64"}, Version: "v1.2.3", Revision: "abc123",
 		Source: "https://example.com/tollgate", Created: time.Unix(1700000000, 0).UTC(),
@@ -78,21 +75,7 @@ func TestBuildLayout(t *testing.T) {
 	assert.Equal(t, "v1.2.3", cfg.Config.Labels["org.opencontainers.image.version"])
 	assert.Equal(t, "abc123", cfg.Config.Labels["org.opencontainers.image.revision"])
 
-	files := map[string]*tar.Header{}
-	bodies := map[string][]byte{}
-	rc := mutate.Extract(img)
-	defer func() { _ = rc.Close() }()
-	tr := tar.NewReader(rc)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err)
-		files[hdr.Name] = hdr
-		bodies[hdr.Name], err = io.ReadAll(tr)
-		require.NoError(t, err)
-	}
+	files, bodies := imageFiles(t, img)
 	require.Contains(t, files, "usr/local/bin/tollgate")
 	assert.Equal(t, "#!/bin/false arm64\n", string(bodies["usr/local/bin/tollgate"]))
 	assert.Equal(t, int64(0o755), files["usr/local/bin/tollgate"].Mode)
@@ -102,6 +85,38 @@ func TestBuildLayout(t *testing.T) {
 	assert.Contains(t, string(bodies["etc/group"]), "nonroot:x:65532:")
 	for name, hdr := range files {
 		assert.True(t, hdr.ModTime.Equal(o.Created), "%s has the source date", name)
+	}
+}
+
+// fakeBinaries writes a tollgate binary for linux/amd64 and linux/arm64 under dir/bin, as the
+// build leaves them, and returns that directory.
+func fakeBinaries(t *testing.T, dir string) string {
+	t.Helper()
+	bins := filepath.Join(dir, "bin")
+	for _, arch := range []string{"amd64", "arm64"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(bins, "linux_"+arch), 0o750))
+		require.NoError(t, os.WriteFile(filepath.Join(bins, "linux_"+arch, "tollgate"), []byte("#!/bin/false "+arch+"\n"), 0o600))
+	}
+	return bins
+}
+
+// imageFiles returns the headers and contents of the files of img's flattened filesystem, by name.
+func imageFiles(t *testing.T, img v1.Image) (map[string]*tar.Header, map[string][]byte) {
+	t.Helper()
+	files := map[string]*tar.Header{}
+	bodies := map[string][]byte{}
+	rc := mutate.Extract(img)
+	defer func() { _ = rc.Close() }()
+	tr := tar.NewReader(rc)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files, bodies
+		}
+		require.NoError(t, err)
+		files[hdr.Name] = hdr
+		bodies[hdr.Name], err = io.ReadAll(tr)
+		require.NoError(t, err)
 	}
 }
 

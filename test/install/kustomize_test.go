@@ -123,38 +123,52 @@ func TestDefaultInstall(t *testing.T) {
 		assert.Equal(t, []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}, reader.Rules)
 	})
 	t.Run("ingress reaches only the metrics and probe ports", func(t *testing.T) {
-		np := as[networkingv1.NetworkPolicy](t, objs, "NetworkPolicy/tollgate-manager")
-		assert.True(t, labels.SelectorFromSet(np.Spec.PodSelector.MatchLabels).Matches(podLabels))
-		var ports []string
-		for _, rule := range np.Spec.Ingress {
-			for _, p := range rule.Ports {
-				ports = append(ports, p.Port.String())
-			}
-		}
-		assert.ElementsMatch(t, []string{"metrics", "probes"}, ports)
+		assertIngressToMetricsAndProbes(t, objs, podLabels)
 	})
 	t.Run("a disruption leaves one leader-elected replica", func(t *testing.T) {
-		assert.Contains(t, manager.Args, "--leader-elect")
-		require.NotNil(t, deploy.Spec.Replicas)
-		assert.GreaterOrEqual(t, *deploy.Spec.Replicas, int32(2))
-		// Spread over nodes, preferred (a single node still runs both).
-		var hosts []corev1.TopologySpreadConstraint
-		for _, c := range deploy.Spec.Template.Spec.TopologySpreadConstraints {
-			if c.TopologyKey == corev1.LabelHostname {
-				hosts = append(hosts, c)
-			}
-		}
-		require.Len(t, hosts, 1, "the replicas spread over nodes")
-		assert.Equal(t, int32(1), hosts[0].MaxSkew)
-		assert.Equal(t, corev1.ScheduleAnyway, hosts[0].WhenUnsatisfiable)
-		require.NotNil(t, hosts[0].LabelSelector)
-		spread, err := metav1.LabelSelectorAsSelector(hosts[0].LabelSelector)
-		require.NoError(t, err)
-		assert.True(t, spread.Matches(podLabels), "the spread counts the manager's own pods")
-		pdb := as[policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget/tollgate-manager")
-		assert.Equal(t, 1, pdb.Spec.MinAvailable.IntValue())
-		assert.True(t, labels.SelectorFromSet(pdb.Spec.Selector.MatchLabels).Matches(podLabels))
+		assertOneReplicaSurvivesADisruption(t, objs, deploy)
 	})
+}
+
+// assertIngressToMetricsAndProbes checks the manager's NetworkPolicy selects its pods and admits
+// ingress to the metrics and probe ports only.
+func assertIngressToMetricsAndProbes(t *testing.T, objs map[string]*unstructured.Unstructured, podLabels labels.Set) {
+	np := as[networkingv1.NetworkPolicy](t, objs, "NetworkPolicy/tollgate-manager")
+	assert.True(t, labels.SelectorFromSet(np.Spec.PodSelector.MatchLabels).Matches(podLabels))
+	var ports []string
+	for _, rule := range np.Spec.Ingress {
+		for _, p := range rule.Ports {
+			ports = append(ports, p.Port.String())
+		}
+	}
+	assert.ElementsMatch(t, []string{"metrics", "probes"}, ports)
+}
+
+// assertOneReplicaSurvivesADisruption checks the manager runs leader-elected replicas, spread
+// over nodes, with a PodDisruptionBudget that keeps one.
+func assertOneReplicaSurvivesADisruption(t *testing.T, objs map[string]*unstructured.Unstructured, deploy *appsv1.Deployment) {
+	podLabels := labels.Set(deploy.Spec.Template.Labels)
+	manager := deploy.Spec.Template.Spec.Containers[0]
+	assert.Contains(t, manager.Args, "--leader-elect")
+	require.NotNil(t, deploy.Spec.Replicas)
+	assert.GreaterOrEqual(t, *deploy.Spec.Replicas, int32(2))
+	// Spread over nodes, preferred (a single node still runs both).
+	var hosts []corev1.TopologySpreadConstraint
+	for _, c := range deploy.Spec.Template.Spec.TopologySpreadConstraints {
+		if c.TopologyKey == corev1.LabelHostname {
+			hosts = append(hosts, c)
+		}
+	}
+	require.Len(t, hosts, 1, "the replicas spread over nodes")
+	assert.Equal(t, int32(1), hosts[0].MaxSkew)
+	assert.Equal(t, corev1.ScheduleAnyway, hosts[0].WhenUnsatisfiable)
+	require.NotNil(t, hosts[0].LabelSelector)
+	spread, err := metav1.LabelSelectorAsSelector(hosts[0].LabelSelector)
+	require.NoError(t, err)
+	assert.True(t, spread.Matches(podLabels), "the spread counts the manager's own pods")
+	pdb := as[policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget/tollgate-manager")
+	assert.Equal(t, 1, pdb.Spec.MinAvailable.IntValue())
+	assert.True(t, labels.SelectorFromSet(pdb.Spec.Selector.MatchLabels).Matches(podLabels))
 }
 
 func TestPrometheusInstall(t *testing.T) {

@@ -59,21 +59,7 @@ func TestTheDefaultInstallGatesAnUpgradeWithItsOwnServiceAccount(t *testing.T) {
 	t.Cleanup(cancel)
 	admin := env.Client
 
-	objs, err := controlplane.Kustomize("config/default")
-	require.NoError(t, err)
-	var deploy *appsv1.Deployment
-	for _, obj := range objs {
-		require.NoError(t, admin.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(fieldOwner), client.ForceOwnership),
-			"apply %s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
-		if obj.GetKind() == "Deployment" {
-			require.Nil(t, deploy, "config/default has one Deployment")
-			deploy = convert[appsv1.Deployment](t, obj)
-		}
-		if obj.GetKind() == "CustomResourceDefinition" {
-			waitEstablished(ctx, t, admin, obj.GetName())
-		}
-	}
-	require.NotNil(t, deploy, "config/default has a Deployment")
+	deploy := applyDefaultInstall(ctx, t, admin)
 	ns := deploy.Namespace
 	require.NotEmpty(t, ns)
 	sa := deploy.Spec.Template.Spec.ServiceAccountName
@@ -113,49 +99,11 @@ func TestTheDefaultInstallGatesAnUpgradeWithItsOwnServiceAccount(t *testing.T) {
 	})
 
 	step("the sample policy ConfigMaps load from the install namespace", func(t *testing.T) {
-		samples, err := os.ReadFile(repo.Path("config", "samples", "policy-configmaps.yaml"))
-		require.NoError(t, err)
-		cms, err := controlplane.DecodeYAML(samples)
-		require.NoError(t, err)
-		require.NotEmpty(t, cms)
-		for _, cm := range cms {
-			require.Equal(t, "ConfigMap", cm.GetKind())
-			cm.SetNamespace(ns)
-			require.NoError(t, admin.Apply(ctx, client.ApplyConfigurationFromUnstructured(cm), client.FieldOwner(fieldOwner), client.ForceOwnership))
-		}
-		for _, cm := range cms {
-			var status policysource.Status
-			require.Eventually(t, func() bool {
-				got := &corev1.ConfigMap{}
-				if admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: cm.GetName()}, got) != nil {
-					return false
-				}
-				raw, ok := got.Annotations[policysource.StatusAnnotation]
-				return ok && json.Unmarshal([]byte(raw), &status) == nil
-			}, olmplay.Wait, olmplay.Tick, "the manager writes %s on ConfigMap %s", policysource.StatusAnnotation, cm.GetName())
-			assert.Equal(t, "ok", status.Status, "ConfigMap %s: %+v", cm.GetName(), status)
-			assert.Equal(t, policysource.ServingCurrent, status.Serving, "ConfigMap %s", cm.GetName())
-		}
-		require.Eventually(t, func() bool { return probe(mgr.probeAddr, "/readyz") == http.StatusOK }, olmplay.Wait, olmplay.Tick, "the leader is ready once its policies are loaded")
+		loadSamplePolicies(ctx, t, admin, ns, mgr)
 	})
 
 	step("the sample policy holds an upgrade in production until it has a change ticket", func(t *testing.T) {
-		prod := olmplay.NewNamedCluster(t, admin, "production")
-		prod.ServeOperandKind("redis")
-		grantOperandRead(ctx, t, admin, "redis")
-		redis := prod.Install("redis", "1.0.0", v1alpha1.ApprovalManual)
-		redis.Operand("main", olmplay.Healthy()...)
-		redis.Report("Upgradeable", metav1.ConditionTrue, "ready")
-		prodPlan := redis.OfferUpgrade("1.0.1")
-		redis.BlockedBy("ChangeTicketMissing")
-		prod.StillUnapproved(prodPlan)
-
-		sub := &v1alpha1.Subscription{}
-		require.NoError(t, admin.Get(ctx, client.ObjectKeyFromObject(redis.Sub), sub))
-		patch := client.MergeFrom(sub.DeepCopy())
-		metav1.SetMetaDataAnnotation(&sub.ObjectMeta, "example.com/change-ticket", "CHG-1234")
-		require.NoError(t, admin.Patch(ctx, sub, patch))
-		prod.Approved(prodPlan)
+		holdUntilChangeTicket(ctx, t, admin)
 	})
 
 	step("the manager approves the upgrade once the operator agrees", func(t *testing.T) {
@@ -176,33 +124,118 @@ func TestTheDefaultInstallGatesAnUpgradeWithItsOwnServiceAccount(t *testing.T) {
 	})
 
 	step("metrics are served to a scraper bound to tollgate-metrics-reader, and to nobody else", func(t *testing.T) {
-		if mgr.metricsAddr == "" || !mgr.metricsSecure {
-			t.Skip("the Deployment serves no metrics, or serves them over plain HTTP")
-		}
-		scraper := scraperToken(ctx, t, admin, env)
-		code, body := scrape(t, mgr.metricsAddr, "")
-		assert.Equal(t, http.StatusUnauthorized, code, body)
-		code, body = scrape(t, mgr.metricsAddr, scraper)
-		require.Equal(t, http.StatusOK, code, "the manager reviews the scraper's token and access: %s", body)
-		assert.Contains(t, body, "tollgate_installplan_approvals_total")
+		assertMetricsForScrapersOnly(ctx, t, env, mgr)
 	})
 
 	step("the manager may not read Secrets", func(t *testing.T) {
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "credentials"}, StringData: map[string]string{"password": "hunter2"}}
-		require.NoError(t, admin.Create(ctx, secret))
-		err := managerClient.Get(ctx, client.ObjectKeyFromObject(secret), &corev1.Secret{})
-		assert.True(t, apierrors.IsForbidden(err), "get Secret: %v", err)
-		for _, attrs := range []authorizationv1.ResourceAttributes{
-			{Verb: "get", Resource: "secrets", Namespace: ns, Name: secret.Name},
-			{Verb: "list", Resource: "secrets", Namespace: ns},
-			{Verb: "list", Resource: "secrets"},
-			{Verb: "watch", Resource: "secrets"},
-		} {
-			ssar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
-			require.NoError(t, managerClient.Create(ctx, ssar))
-			assert.False(t, ssar.Status.Allowed, "%s secrets in %q: %s", attrs.Verb, attrs.Namespace, ssar.Status.Reason)
-		}
+		assertNoSecretAccess(ctx, t, admin, managerClient, ns)
 	})
+}
+
+// applyDefaultInstall applies everything `kustomize build config/default` makes, waits for its
+// CRDs to be established, and returns its one Deployment.
+func applyDefaultInstall(ctx context.Context, t *testing.T, admin client.Client) *appsv1.Deployment {
+	t.Helper()
+	objs, err := controlplane.Kustomize("config/default")
+	require.NoError(t, err)
+	var deploy *appsv1.Deployment
+	for _, obj := range objs {
+		require.NoError(t, admin.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(fieldOwner), client.ForceOwnership),
+			"apply %s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
+		if obj.GetKind() == "Deployment" {
+			require.Nil(t, deploy, "config/default has one Deployment")
+			deploy = convert[appsv1.Deployment](t, obj)
+		}
+		if obj.GetKind() == "CustomResourceDefinition" {
+			waitEstablished(ctx, t, admin, obj.GetName())
+		}
+	}
+	require.NotNil(t, deploy, "config/default has a Deployment")
+	return deploy
+}
+
+// loadSamplePolicies applies the sample policy ConfigMaps to the install namespace ns, waits
+// for the manager to report each one loaded and served, and for the leader to be ready.
+func loadSamplePolicies(ctx context.Context, t *testing.T, admin client.Client, ns string, mgr *manager) {
+	samples, err := os.ReadFile(repo.Path("config", "samples", "policy-configmaps.yaml"))
+	require.NoError(t, err)
+	cms, err := controlplane.DecodeYAML(samples)
+	require.NoError(t, err)
+	require.NotEmpty(t, cms)
+	for _, cm := range cms {
+		require.Equal(t, "ConfigMap", cm.GetKind())
+		cm.SetNamespace(ns)
+		require.NoError(t, admin.Apply(ctx, client.ApplyConfigurationFromUnstructured(cm), client.FieldOwner(fieldOwner), client.ForceOwnership))
+	}
+	for _, cm := range cms {
+		var status policysource.Status
+		require.Eventually(t, func() bool {
+			got := &corev1.ConfigMap{}
+			if admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: cm.GetName()}, got) != nil {
+				return false
+			}
+			raw, ok := got.Annotations[policysource.StatusAnnotation]
+			return ok && json.Unmarshal([]byte(raw), &status) == nil
+		}, olmplay.Wait, olmplay.Tick, "the manager writes %s on ConfigMap %s", policysource.StatusAnnotation, cm.GetName())
+		assert.Equal(t, "ok", status.Status, "ConfigMap %s: %+v", cm.GetName(), status)
+		assert.Equal(t, policysource.ServingCurrent, status.Serving, "ConfigMap %s", cm.GetName())
+	}
+	require.Eventually(t, func() bool { return probe(mgr.probeAddr, "/readyz") == http.StatusOK }, olmplay.Wait, olmplay.Tick, "the leader is ready once its policies are loaded")
+}
+
+// holdUntilChangeTicket offers an upgrade in the production namespace, checks the sample
+// policy holds it, then annotates its Subscription with a change ticket and checks it is
+// approved.
+func holdUntilChangeTicket(ctx context.Context, t *testing.T, admin client.Client) {
+	prod := olmplay.NewNamedCluster(t, admin, "production")
+	prod.ServeOperandKind("redis")
+	grantOperandRead(ctx, t, admin, "redis")
+	redis := prod.Install("redis", "1.0.0", v1alpha1.ApprovalManual)
+	redis.Operand("main", olmplay.Healthy()...)
+	redis.Report("Upgradeable", metav1.ConditionTrue, "ready")
+	prodPlan := redis.OfferUpgrade("1.0.1")
+	redis.BlockedBy("ChangeTicketMissing")
+	prod.StillUnapproved(prodPlan)
+
+	sub := &v1alpha1.Subscription{}
+	require.NoError(t, admin.Get(ctx, client.ObjectKeyFromObject(redis.Sub), sub))
+	patch := client.MergeFrom(sub.DeepCopy())
+	metav1.SetMetaDataAnnotation(&sub.ObjectMeta, "example.com/change-ticket", "CHG-1234")
+	require.NoError(t, admin.Patch(ctx, sub, patch))
+	prod.Approved(prodPlan)
+}
+
+// assertMetricsForScrapersOnly scrapes the manager's metrics without a token, refused, and
+// with the token of a scraper bound to tollgate-metrics-reader, served.
+func assertMetricsForScrapersOnly(ctx context.Context, t *testing.T, env *controlplane.Env, mgr *manager) {
+	if mgr.metricsAddr == "" || !mgr.metricsSecure {
+		t.Skip("the Deployment serves no metrics, or serves them over plain HTTP")
+	}
+	scraper := scraperToken(ctx, t, env.Client, env)
+	code, body := scrape(t, mgr.metricsAddr, "")
+	assert.Equal(t, http.StatusUnauthorized, code, body)
+	code, body = scrape(t, mgr.metricsAddr, scraper)
+	require.Equal(t, http.StatusOK, code, "the manager reviews the scraper's token and access: %s", body)
+	assert.Contains(t, body, "tollgate_installplan_approvals_total")
+}
+
+// assertNoSecretAccess creates a Secret in ns and checks the manager can neither get it nor
+// get, list or watch Secrets, there or cluster-wide.
+func assertNoSecretAccess(ctx context.Context, t *testing.T, admin, managerClient client.Client, ns string) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "credentials"}, StringData: map[string]string{"password": "hunter2"}}
+	require.NoError(t, admin.Create(ctx, secret))
+	err := managerClient.Get(ctx, client.ObjectKeyFromObject(secret), &corev1.Secret{})
+	assert.True(t, apierrors.IsForbidden(err), "get Secret: %v", err)
+	for _, attrs := range []authorizationv1.ResourceAttributes{
+		{Verb: "get", Resource: "secrets", Namespace: ns, Name: secret.Name},
+		{Verb: "list", Resource: "secrets", Namespace: ns},
+		{Verb: "list", Resource: "secrets"},
+		{Verb: "watch", Resource: "secrets"},
+	} {
+		ssar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
+		require.NoError(t, managerClient.Create(ctx, ssar))
+		assert.False(t, ssar.Status.Allowed, "%s secrets in %q: %s", attrs.Verb, attrs.Namespace, ssar.Status.Reason)
+	}
 }
 
 // startControlPlane starts an API server with the OLM CRDs only: Tollgate's CRD comes from

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,71 +79,18 @@ func logged(d engine.Decision) decisionlog.Logged {
 	}
 }
 
+// replayCase is one logged event, replayed against policies that decide it as replayed.
+type replayCase struct {
+	name     string
+	event    decisionlog.Logged
+	replayed engine.Result
+	outcome  string
+	reason   string
+	want     [2]*replay.Decision // logged, replayed
+}
+
 func TestReplayComparesEachLoggedEvent(t *testing.T) {
-	allowedAsLogged := &replay.Decision{Allowed: true, Codes: []string{}, Revision: loggedRevision}
-	for _, tt := range []struct {
-		name     string
-		event    decisionlog.Logged
-		replayed engine.Result
-		outcome  string
-		reason   string
-		want     [2]*replay.Decision // logged, replayed
-	}{
-		{
-			name: "an input that decides as logged is the same", event: logged(allow()), replayed: engine.Result{Decision: allow()},
-			outcome: replay.OutcomeSame,
-			want:    [2]*replay.Decision{allowedAsLogged, {Allowed: true, Codes: []string{}, Revision: replayedRevision}},
-		},
-		{
-			name: "only standing codes are compared: an overridden denial is no difference", event: logged(hold("ChangeFreeze", "MaintenanceWindow!")),
-			replayed: engine.Result{Decision: hold("ChangeFreeze")}, outcome: replay.OutcomeSame,
-			want: [2]*replay.Decision{{Codes: []string{"ChangeFreeze"}, Revision: loggedRevision}, {Codes: []string{"ChangeFreeze"}, Revision: replayedRevision}},
-		},
-		{
-			name: "an input that is now held is DIFFERENT", event: logged(allow()), replayed: engine.Result{Decision: hold("DenyAll")},
-			outcome: replay.OutcomeDifferent,
-			want:    [2]*replay.Decision{allowedAsLogged, {Codes: []string{"DenyAll"}, Revision: replayedRevision}},
-		},
-		{
-			name: "a policy error is the reason of the outcome", event: logged(allow()),
-			replayed: engine.Result{Decision: hold("PolicyError"), Err: errors.New("eval_conflict_error")},
-			outcome:  replay.OutcomeDifferent, reason: "eval_conflict_error",
-			want: [2]*replay.Decision{allowedAsLogged, {Codes: []string{"PolicyError"}, Revision: replayedRevision}},
-		},
-		{
-			name: "an event logged without input is not replayable", event: without(logged(allow()), "input"),
-			outcome: replay.OutcomeNotReplayable, reason: "logged without input",
-			want: [2]*replay.Decision{allowedAsLogged, nil},
-		},
-		{
-			name: "an event without result.decision is not replayable", event: without(logged(allow()), "decision"),
-			outcome: replay.OutcomeNotReplayable, reason: "logged without result.decision",
-		},
-		{
-			name: "an event of another path is not replayable", event: withPath(logged(allow()), "system/authz/allow"),
-			outcome: replay.OutcomeNotReplayable, reason: "not a Tollgate decision (path system/authz/allow)",
-			want: [2]*replay.Decision{allowedAsLogged, nil},
-		},
-		{
-			name: "an event without input_digest is INPUT EDITED, whatever it decides", event: without(logged(allow()), "input_digest"),
-			replayed: engine.Result{Decision: allow()}, outcome: replay.OutcomeInputEdited,
-			reason: "no input_digest: Tollgate logs one with every input",
-			want:   [2]*replay.Decision{allowedAsLogged, {Allowed: true, Codes: []string{}, Revision: replayedRevision}},
-		},
-		{
-			name: "an event without input_sha256 is INPUT EDITED, whatever it decides", event: without(logged(allow()), "input_sha256"),
-			replayed: engine.Result{Decision: allow()}, outcome: replay.OutcomeInputEdited,
-			reason: "no input_sha256: Tollgate logs one with every input",
-			want:   [2]*replay.Decision{allowedAsLogged, {Allowed: true, Codes: []string{}, Revision: replayedRevision}},
-		},
-		{
-			name: "an event whose clock was edited is INPUT EDITED, though its state digest matches", event: withNow(logged(allow()), "2027-01-01T00:00:00Z"),
-			replayed: engine.Result{Decision: allow()}, outcome: replay.OutcomeInputEdited,
-			reason: "digest mismatch: the input's clock (now) or gate status is not the one decided on: its sha256 is " +
-				decisionlog.InputSHA256(withNow(logged(allow()), "2027-01-01T00:00:00Z").Event.Input) + ", input_sha256 says " + decisionlog.InputSHA256(doc()),
-			want: [2]*replay.Decision{allowedAsLogged, {Allowed: true, Codes: []string{}, Revision: replayedRevision}},
-		},
-	} {
+	for _, tt := range slices.Concat(decisionReplayCases(), inputReplayCases()) {
 		t.Run(tt.name, func(t *testing.T) {
 			rep := replay.Replay(context.Background(), fixed{tt.replayed}, []decisionlog.Logged{tt.event})
 			require.Len(t, rep.Events, 1)
@@ -157,6 +105,77 @@ func TestReplayComparesEachLoggedEvent(t *testing.T) {
 				t.Errorf("logged, replayed (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// allowedAsLogged is the logged allowed decision of logged(allow()).
+func allowedAsLogged() *replay.Decision {
+	return &replay.Decision{Allowed: true, Codes: []string{}, Revision: loggedRevision}
+}
+
+// decisionReplayCases: replayable events, the same or DIFFERENT as replayed.
+func decisionReplayCases() []replayCase {
+	return []replayCase{
+		{
+			name: "an input that decides as logged is the same", event: logged(allow()), replayed: engine.Result{Decision: allow()},
+			outcome: replay.OutcomeSame,
+			want:    [2]*replay.Decision{allowedAsLogged(), {Allowed: true, Codes: []string{}, Revision: replayedRevision}},
+		},
+		{
+			name: "only standing codes are compared: an overridden denial is no difference", event: logged(hold("ChangeFreeze", "MaintenanceWindow!")),
+			replayed: engine.Result{Decision: hold("ChangeFreeze")}, outcome: replay.OutcomeSame,
+			want: [2]*replay.Decision{{Codes: []string{"ChangeFreeze"}, Revision: loggedRevision}, {Codes: []string{"ChangeFreeze"}, Revision: replayedRevision}},
+		},
+		{
+			name: "an input that is now held is DIFFERENT", event: logged(allow()), replayed: engine.Result{Decision: hold("DenyAll")},
+			outcome: replay.OutcomeDifferent,
+			want:    [2]*replay.Decision{allowedAsLogged(), {Codes: []string{"DenyAll"}, Revision: replayedRevision}},
+		},
+		{
+			name: "a policy error is the reason of the outcome", event: logged(allow()),
+			replayed: engine.Result{Decision: hold("PolicyError"), Err: errors.New("eval_conflict_error")},
+			outcome:  replay.OutcomeDifferent, reason: "eval_conflict_error",
+			want: [2]*replay.Decision{allowedAsLogged(), {Codes: []string{"PolicyError"}, Revision: replayedRevision}},
+		},
+	}
+}
+
+// inputReplayCases: events that cannot be replayed, and events whose input was edited.
+func inputReplayCases() []replayCase {
+	return []replayCase{
+		{
+			name: "an event logged without input is not replayable", event: without(logged(allow()), "input"),
+			outcome: replay.OutcomeNotReplayable, reason: "logged without input",
+			want: [2]*replay.Decision{allowedAsLogged(), nil},
+		},
+		{
+			name: "an event without result.decision is not replayable", event: without(logged(allow()), "decision"),
+			outcome: replay.OutcomeNotReplayable, reason: "logged without result.decision",
+		},
+		{
+			name: "an event of another path is not replayable", event: withPath(logged(allow()), "system/authz/allow"),
+			outcome: replay.OutcomeNotReplayable, reason: "not a Tollgate decision (path system/authz/allow)",
+			want: [2]*replay.Decision{allowedAsLogged(), nil},
+		},
+		{
+			name: "an event without input_digest is INPUT EDITED, whatever it decides", event: without(logged(allow()), "input_digest"),
+			replayed: engine.Result{Decision: allow()}, outcome: replay.OutcomeInputEdited,
+			reason: "no input_digest: Tollgate logs one with every input",
+			want:   [2]*replay.Decision{allowedAsLogged(), {Allowed: true, Codes: []string{}, Revision: replayedRevision}},
+		},
+		{
+			name: "an event without input_sha256 is INPUT EDITED, whatever it decides", event: without(logged(allow()), "input_sha256"),
+			replayed: engine.Result{Decision: allow()}, outcome: replay.OutcomeInputEdited,
+			reason: "no input_sha256: Tollgate logs one with every input",
+			want:   [2]*replay.Decision{allowedAsLogged(), {Allowed: true, Codes: []string{}, Revision: replayedRevision}},
+		},
+		{
+			name: "an event whose clock was edited is INPUT EDITED, though its state digest matches", event: withNow(logged(allow()), "2027-01-01T00:00:00Z"),
+			replayed: engine.Result{Decision: allow()}, outcome: replay.OutcomeInputEdited,
+			reason: "digest mismatch: the input's clock (now) or gate status is not the one decided on: its sha256 is " +
+				decisionlog.InputSHA256(withNow(logged(allow()), "2027-01-01T00:00:00Z").Event.Input) + ", input_sha256 says " + decisionlog.InputSHA256(doc()),
+			want: [2]*replay.Decision{allowedAsLogged(), {Allowed: true, Codes: []string{}, Revision: replayedRevision}},
+		},
 	}
 }
 
