@@ -30,6 +30,14 @@ export TOLLGATE_OLM_BIN := $(OLM_BIN)
 OLM_LDFLAGS := -X github.com/operator-framework/operator-lifecycle-manager/pkg/version.OLMVersion=$(OLM_VERSION:v%=%)
 OPM_LDFLAGS := -X github.com/operator-framework/operator-registry/cmd/opm/version.opmVersion=$(OPM_VERSION)
 
+# Real OLM v1 for test/olmv1: catalogd and operator-controller, built from the version pinned in
+# hack/tools/olmv1, with their CRDs (ClusterCatalog, ClusterExtension) copied beside them. Built
+# once per pin, like OLM v0; test/olmv1 finds them through TOLLGATE_OLMV1_BIN.
+OLMV1_VERSION := $(shell sed -nE "s/^(require)?[[:space:]]*github.com\/operator-framework\/operator-controller (v[^ ]+).*/\2/p" hack/tools/olmv1/go.mod)
+OLMV1_BIN := $(CURDIR)/bin/olmv1/$(OLMV1_VERSION)
+export TOLLGATE_OLMV1_BIN := $(OLMV1_BIN)
+OLMV1_LDFLAGS := -X github.com/operator-framework/operator-controller/internal/shared/version.version=$(OLMV1_VERSION)
+
 # One version: the VERSION file names the release. It is stamped into the binaries, tags the
 # image, and `make manifests` writes it into the OLM bundle's CSV and config/default's image pin.
 # Override it for a one-off build (VERSION=$$(git describe --tags --always --dirty)).
@@ -54,7 +62,7 @@ FUZZMINIMIZETIME ?= 5s
 .PHONY: help
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} \
-		/^[a-zA-Z_-]+:.*?##/ { printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2 } \
+		/^[a-zA-Z0-9_-]+:.*?##/ { printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2 } \
 		/^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
 ##@ Development
@@ -252,6 +260,29 @@ $(OLM_BIN)/opm:
 $(OLM_BIN)/crds:
 	@mkdir -p $@.tmp
 	cp "$$(cd hack/tools/olm && $(GO) list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)"/deploy/chart/crds/*.yaml $@.tmp/
+	@chmod 644 $@.tmp/*.yaml
+	@mv $@.tmp $@
+
+.PHONY: olmv1
+olmv1: $(OLMV1_BIN)/catalogd $(OLMV1_BIN)/operator-controller $(OLMV1_BIN)/crds ## Build real OLM v1 (catalogd, operator-controller) and copy its CRDs into bin/olmv1 (once per pinned version).
+
+$(OLMV1_BIN)/catalogd $(OLMV1_BIN)/operator-controller &:
+	@mkdir -p $(OLMV1_BIN)/tmp
+	@echo "building OLM v1 $(OLMV1_VERSION) (catalogd, operator-controller) into $(OLMV1_BIN) (about 18 minutes on a cold cache, once)"
+	cd hack/tools/olmv1 && CGO_ENABLED=0 nice $(GO) build -v -tags containers_image_openpgp -ldflags "$(OLMV1_LDFLAGS)" -o $(OLMV1_BIN)/tmp/ \
+		github.com/operator-framework/operator-controller/cmd/catalogd \
+		github.com/operator-framework/operator-controller/cmd/operator-controller 2>&1 | ../../progress.sh olmv1
+	@mv $(OLMV1_BIN)/tmp/catalogd $(OLMV1_BIN)/catalogd
+	@mv $(OLMV1_BIN)/tmp/operator-controller $(OLMV1_BIN)/operator-controller
+	@rmdir $(OLMV1_BIN)/tmp
+
+# OLM v1's two CRDs, ClusterCatalog (catalogd) and ClusterExtension (operator-controller), from the
+# pinned module.
+$(OLMV1_BIN)/crds:
+	@mkdir -p $@.tmp
+	d="$$(cd hack/tools/olmv1 && $(GO) mod download github.com/operator-framework/operator-controller && \
+		$(GO) list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)"; \
+		cp "$$d"/config/base/catalogd/crd/bases/*.yaml "$$d"/config/base/operator-controller/crd/bases/*.yaml $@.tmp/
 	@chmod 644 $@.tmp/*.yaml
 	@mv $@.tmp $@
 
