@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tollgate-dev/tollgate/test/framework/process"
 )
 
 // release is one version of an operator as a catalog publishes it: a bundle with no image,
@@ -116,7 +118,7 @@ type opm struct {
 	dir     string
 	logDir  string
 	port    int
-	process *process
+	process *process.Process
 }
 
 // startOPM writes the catalog of releases and serves it.
@@ -142,7 +144,7 @@ func (o *opm) publish(releases []release) {
 // start serves the catalog and waits until opm accepts connections.
 func (o *opm) start() {
 	o.t.Helper()
-	o.process = startProcess(o.t, o.logDir, cmp.Or(o.name, "opm"), nil, filepath.Join(olmBin, "opm"), "serve", o.dir,
+	o.process = process.Start(o.t, o.logDir, cmp.Or(o.name, "opm"), nil, filepath.Join(olmBin, "opm"), "serve", o.dir,
 		"--port", fmt.Sprint(o.port), "--termination-log", filepath.Join(o.logDir, "opm-termination.log"),
 		"--pprof-addr", "127.0.0.1:0")
 	require.Eventually(o.t, func() bool {
@@ -150,15 +152,15 @@ func (o *opm) start() {
 		if err == nil {
 			_ = conn.Close()
 		}
-		return err == nil || o.process.exited()
+		return err == nil || o.process.Exited()
 	}, wait, tick)
-	require.False(o.t, o.process.exited(), "opm exited:\n%s", o.process.tail(20))
+	require.False(o.t, o.process.Exited(), "opm exited:\n%s", o.process.Tail(20))
 }
 
 // stop ends opm; the catalog goes away until start.
 func (o *opm) stop() {
 	if o.process != nil {
-		o.process.stop()
+		o.process.Stop()
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/process"
 	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
@@ -49,7 +50,7 @@ type world struct {
 	c      client.Client
 	logDir string
 	opm    *opm
-	olm    []*process
+	olm    []*process.Process
 	// manager is Tollgate's running manager; nil while it is stopped.
 	manager *manager
 }
@@ -112,9 +113,9 @@ func (w *world) startOLM() {
 	kubeconfig := w.kubeconfig()
 	cert, key := selfSignedCert(w.t, w.logDir)
 	w.olm = append(w.olm,
-		startProcess(w.t, w.logDir, "catalog", nil, filepath.Join(olmBin, "catalog"),
+		process.Start(w.t, w.logDir, "catalog", nil, filepath.Join(olmBin, "catalog"),
 			"--kubeconfig", kubeconfig, "--namespace", globalNS, "--tls-cert", cert, "--tls-key", key),
-		startProcess(w.t, w.logDir, "olm", []string{"KUBECONFIG=" + kubeconfig}, filepath.Join(olmBin, "olm"),
+		process.Start(w.t, w.logDir, "olm", []string{"KUBECONFIG=" + kubeconfig}, filepath.Join(olmBin, "olm"),
 			"--namespace", globalNS),
 	)
 }
@@ -149,13 +150,11 @@ func (w *world) printLogsOnFailure() {
 	if !w.t.Failed() {
 		return
 	}
-	procs := append([]*process{}, w.olm...)
+	procs := append([]*process.Process{}, w.olm...)
 	if w.opm != nil && w.opm.process != nil {
 		procs = append(procs, w.opm.process)
 	}
-	for _, p := range procs {
-		w.t.Logf("--- %s (last lines of %s)\n%s", p.name, p.log, p.tail(40))
-	}
+	process.PrintLogs(w.t, 40, procs...)
 	if os.Getenv("TOLLGATE_TEST_VERBOSE") != "" {
 		entries, _ := os.ReadDir(w.logDir)
 		names := make([]string, 0, len(entries))
@@ -175,8 +174,8 @@ func (w *world) eventually(what string, cond func() bool, state func() string) {
 			w.t.Fatalf("after %s, still not %s; %s", wait, what, state())
 		}
 		for _, p := range w.olm {
-			if p.exited() {
-				w.t.Fatalf("waiting for %s: OLM's %s operator exited", what, p.name)
+			if p.Exited() {
+				w.t.Fatalf("waiting for %s: OLM's %s operator exited", what, p.Name)
 			}
 		}
 		time.Sleep(tick)
