@@ -101,14 +101,14 @@ lint: vet ## Check Go (gofmt, golangci-lint) and Rego (opa fmt, strict check).
 ##@ Test
 
 .PHONY: test
-test: controlplane olm test-rego ## Run every test: unit, Rego, and end-to-end on a real API server.
+test: controlplane olm olmv1 test-rego ## Run every test: unit, Rego, and end-to-end on a real API server.
 	$(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 # LOAD_PROCS is how many busy loops `make test-loaded` runs beside the tests: one per core.
 LOAD_PROCS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: test-loaded
-test-loaded: controlplane olm test-rego ## Run the Go tests as `make test` does, beside a busy loop on every core (LOAD_PROCS): a machine that is not idle.
+test-loaded: controlplane olm olmv1 test-rego ## Run the Go tests as `make test` does, beside a busy loop on every core (LOAD_PROCS): a machine that is not idle.
 	@pids=""; for i in $$(seq $(LOAD_PROCS)); do (while :; do :; done) & pids="$$pids $$!"; done; \
 	trap 'kill $$pids' EXIT; \
 	echo "go test beside $(LOAD_PROCS) busy loops (pids$$pids)"; \
