@@ -50,7 +50,7 @@ func TestReadsWhatCatalogdServes(t *testing.T) {
 }
 
 // TestCandidatesAreWhatOLMv1Installed: each case is a step real operator-controller v1.2.0
-// took on these catalogs (shared/reference/olmv1/observed/v1.2.0): the first candidate is the
+// took on these catalogs (test/testdata/olmv1/observed/v1.2.0): the first candidate is the
 // bundle it installed, none is a resolution it refused.
 func TestCandidatesAreWhatOLMv1Installed(t *testing.T) {
 	rev1, rev2 := readFixture(t, "catalog-revision-1.jsonl"), readFixture(t, "catalog-revision-2.jsonl")
