@@ -83,7 +83,7 @@ func newOLMWorld(t *testing.T, withTollgateCRDs bool, releases ...release) *worl
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Stop() })
-	w := &world{t: t, ctx: ctx, env: env, c: boundedClient(t, env), logDir: t.TempDir()}
+	w := &world{t: t, ctx: ctx, env: env, c: bounded(t, env), logDir: t.TempDir()}
 	t.Cleanup(w.printLogsOnFailure)
 	for _, ns := range []string{globalNS, policyNS} {
 		w.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
@@ -184,13 +184,10 @@ func (w *world) eventually(what string, cond func() bool, state func() string) {
 
 func describe(obj any) string { return fmt.Sprintf("%+v", obj) }
 
-// boundedClient is a client of env whose every request gives up after a while, so that an API
-// server that stops answering fails the test instead of hanging it.
-func boundedClient(t *testing.T, env *controlplane.Env) client.Client {
+// bounded is env's client whose requests give up after 30 s.
+func bounded(t *testing.T, env *controlplane.Env) client.Client {
 	t.Helper()
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Timeout = 30 * time.Second
-	c, err := client.New(cfg, client.Options{Scheme: env.Client.Scheme()})
+	c, err := env.BoundedClient(30 * time.Second)
 	require.NoError(t, err)
 	return c
 }

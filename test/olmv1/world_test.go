@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -81,7 +80,7 @@ func newWorld(t *testing.T) *world {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Stop() })
-	w := &world{t: t, ctx: ctx, env: env, c: boundedClient(t, env), logDir: t.TempDir()}
+	w := &world{t: t, ctx: ctx, env: env, c: bounded(t, env), logDir: t.TempDir()}
 	defer w.printLogsOnFailure() // when starting fails, before the processes stop
 	w.kubeconfig = filepath.Join(w.logDir, "kubeconfig")
 	require.NoError(t, env.Kubeconfig(w.kubeconfig))
@@ -226,13 +225,10 @@ func (w *world) printLogsOnFailure() {
 	}
 }
 
-// boundedClient is a client of env whose every request gives up after a while, so that an API
-// server that stops answering fails the test instead of hanging it.
-func boundedClient(t *testing.T, env *controlplane.Env) client.Client {
+// bounded is env's client whose requests give up after 30 s.
+func bounded(t *testing.T, env *controlplane.Env) client.Client {
 	t.Helper()
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Timeout = 30 * time.Second
-	c, err := client.New(cfg, client.Options{Scheme: env.Client.Scheme()})
+	c, err := env.BoundedClient(30 * time.Second)
 	require.NoError(t, err)
 	return c
 }

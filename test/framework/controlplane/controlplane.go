@@ -220,3 +220,11 @@ func Kubectl() string {
 	}
 	return path
 }
+
+// BoundedClient is a client of the API server whose every request gives up after timeout, so
+// that a server that stops answering fails a test instead of hanging it.
+func (e *Env) BoundedClient(timeout time.Duration) (client.Client, error) {
+	cfg := rest.CopyConfig(e.Config)
+	cfg.Timeout = timeout
+	return client.New(cfg, client.Options{Scheme: e.Client.Scheme()})
+}
