@@ -117,15 +117,7 @@ func (p *Package) channels(names []string) []Channel {
 // successorOf accepts the bundles that replace, skip or skipRange installed in channels, and
 // any bundle of installed's version (staying is always possible).
 func successorOf(installed Installed, channels []Channel) (func(Bundle, bsemver.Version) bool, error) {
-	same, err := mmsemver.NewVersion(installed.Version)
-	if err != nil {
-		return nil, fmt.Errorf("installed bundle %q: version %q: %w", installed.Name, installed.Version, err)
-	}
-	current, err := mmsemver.NewConstraint(same.String())
-	if err != nil {
-		return nil, fmt.Errorf("installed bundle %q: version %q: %w", installed.Name, installed.Version, err)
-	}
-	iv, err := bsemver.Parse(installed.Version)
+	iv, current, err := installed.versions()
 	if err != nil {
 		return nil, fmt.Errorf("installed bundle %q: version %q: %w", installed.Name, installed.Version, err)
 	}
@@ -139,6 +131,21 @@ func successorOf(installed Installed, channels []Channel) (func(Bundle, bsemver.
 		}
 		return inRange(current, v)
 	}, nil
+}
+
+// versions reads the installed version as OLM v1 does: with blang for the upgrade edges, and
+// as a Masterminds constraint of exactly that version for staying.
+func (in Installed) versions() (bsemver.Version, *mmsemver.Constraints, error) {
+	v, err := bsemver.Parse(in.Version)
+	if err != nil {
+		return v, nil, err
+	}
+	same, err := mmsemver.NewVersion(in.Version)
+	if err != nil {
+		return v, nil, err
+	}
+	c, err := mmsemver.NewConstraint(same.String())
+	return v, c, err
 }
 
 // succeeds says whether the entry is an upgrade edge from the bundle named name at version v.
