@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
 	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
 	operatorsv1alpha1 "github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
@@ -12,7 +13,8 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 )
 
-// AddToScheme adds the client-go kinds, the OLM kinds Tollgate reads and the UpgradeGate.
+// AddToScheme adds the client-go kinds, the OLM v0 and v1 kinds Tollgate reads and its own
+// gates.
 func AddToScheme(s *runtime.Scheme) error {
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme,
@@ -20,6 +22,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		operatorsv1.AddToScheme,
 		operatorsv2.AddToScheme,
 		packagesv1.AddToScheme,
+		olmv1.AddToScheme,
 		tollgatev1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
