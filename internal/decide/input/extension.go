@@ -1,0 +1,131 @@
+package input
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/decide/fbc"
+)
+
+// ExtensionAPIVersion is the version of the extension document (policies/README.md,
+// "Extension document, version 1"): the facts of one OLM v1 ClusterExtension and one
+// successor bundle it could be moved to.
+const ExtensionAPIVersion = "tollgate.dev/extension/v1"
+
+// Extension is what an extension document is built from, apart from the candidate.
+type Extension struct {
+	Extension *olmv1.ClusterExtension
+	// Catalogs are the ClusterCatalogs its selector selects, sorted by name.
+	Catalogs []olmv1.ClusterCatalog
+	// CatalogErrors say, by catalog name, why a selected catalog's content was not read.
+	CatalogErrors map[string]string
+	Gate          *tollgatev1alpha1.ExtensionGate
+	// Operands are instances of the kinds the installed bundle provides (ReadOperands).
+	Operands   []any
+	Unreadable []*UnreadableError
+}
+
+// ExtensionCandidate is one bundle the extension could be moved to, as the document says it.
+type ExtensionCandidate struct {
+	Catalog      string
+	Package      string
+	Bundle       fbc.Bundle
+	Version      string
+	Channels     []string
+	Deprecations []fbc.Deprecation
+}
+
+// Document is the extension document for candidate (nil: no successor is being decided).
+func (x *Extension) Document(candidate *ExtensionCandidate, cfg Config, now time.Time) map[string]any {
+	cfg = cfg.WithDefaults()
+	return map[string]any{
+		"apiVersion":             ExtensionAPIVersion,
+		"extension":              object(x.Extension.DeepCopy()),
+		"catalogs":               objects(copies(x.Catalogs)),
+		"catalogErrors":          x.catalogErrors(),
+		"installed":              installedData(x.Extension),
+		"candidate":              candidate.data(),
+		"operands":               nonNil(x.Operands),
+		"unreadableOperandKinds": unreadableData(x.Unreadable),
+		"gate":                   object(nilIfAbsent(x.Gate.DeepCopy())),
+		"now":                    now.UTC().Format(time.RFC3339),
+		"config":                 map[string]any{"defaultMode": string(cfg.DefaultMode)},
+	}
+}
+
+// copies are deep copies of catalogs: object trims what it renders, and the caller's objects
+// may be a cache's.
+func copies(catalogs []olmv1.ClusterCatalog) []olmv1.ClusterCatalog {
+	out := make([]olmv1.ClusterCatalog, len(catalogs))
+	for i := range catalogs {
+		catalogs[i].DeepCopyInto(&out[i])
+	}
+	return out
+}
+
+func (x *Extension) catalogErrors() []any {
+	out := []any{}
+	for _, c := range x.Catalogs {
+		if msg, ok := x.CatalogErrors[c.Name]; ok {
+			out = append(out, map[string]any{"catalog": c.Name, "message": msg})
+		}
+	}
+	return out
+}
+
+// installedData is the document's installed: the bundle status.install names, or null.
+func installedData(ext *olmv1.ClusterExtension) any {
+	in := ext.Status.Install
+	if in == nil || in.Bundle.Name == "" {
+		return nil
+	}
+	return map[string]any{"name": in.Bundle.Name, "version": in.Bundle.Version}
+}
+
+func (c *ExtensionCandidate) data() any {
+	if c == nil {
+		return nil
+	}
+	deps := make([]any, 0, len(c.Deprecations))
+	for _, d := range c.Deprecations {
+		deps = append(deps, map[string]any{"schema": d.Schema, "name": d.Name, "message": d.Message})
+	}
+	channels := make([]any, 0, len(c.Channels))
+	for _, ch := range c.Channels {
+		channels = append(channels, ch)
+	}
+	return map[string]any{
+		"name": c.Bundle.Name, "package": c.Package, "version": c.Version, "catalog": c.Catalog,
+		"channels": channels, "image": c.Bundle.Image, "deprecations": deps,
+	}
+}
+
+func nonNil(items []any) []any {
+	if items == nil {
+		return []any{}
+	}
+	return items
+}
+
+// ReadOperands lists the instances of kinds in every namespace, as the Subscription document's
+// operands are read: kinds r may not list are returned apart, and a kind of a built-in group
+// is never read. The error is a failed read.
+func ReadOperands(ctx context.Context, r client.Reader, kinds []OwnedKind) ([]any, []*UnreadableError, error) {
+	g := &gatherer{r: r}
+	var operandKinds []OwnedKind
+	for _, k := range kinds {
+		if !BuiltinGroup(k.Group) {
+			operandKinds = append(operandKinds, k)
+		}
+	}
+	found, _, refused := g.operands(ctx, operandKinds, nil)
+	if g.err != nil {
+		return nil, nil, fmt.Errorf("read operands: %w", g.err)
+	}
+	return found, refused, nil
+}
