@@ -25,6 +25,8 @@ import (
 type Policies struct {
 	current atomic.Pointer[engine.Engine]
 	changed chan event.GenericEvent
+	// extensions learns of a change too, for the ExtensionGates.
+	extensions chan event.GenericEvent
 
 	loaded   chan struct{}
 	loadOnce sync.Once
@@ -35,7 +37,7 @@ type Policies struct {
 
 // NewPolicies serves e until a new set is swapped in.
 func NewPolicies(e *engine.Engine) *Policies {
-	p := &Policies{changed: make(chan event.GenericEvent, 1), loaded: make(chan struct{}),
+	p := &Policies{changed: make(chan event.GenericEvent, 1), extensions: make(chan event.GenericEvent, 1), loaded: make(chan struct{}),
 		evaluators: &evaluators{n: runtime.GOMAXPROCS(0)}}
 	p.current.Store(e)
 	return p
@@ -119,8 +121,10 @@ func (p *Policies) Swap(e *engine.Engine) {
 }
 
 func (p *Policies) notify() {
-	select {
-	case p.changed <- event.GenericEvent{}:
-	default: // a re-evaluation is already queued
+	for _, c := range []chan event.GenericEvent{p.changed, p.extensions} {
+		select {
+		case c <- event.GenericEvent{}:
+		default: // a re-evaluation is already queued
+		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/internal/decide/catalogd"
 	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
 	"github.com/tollgate-dev/tollgate/internal/decide/input"
 	"github.com/tollgate-dev/tollgate/internal/manager/metricsauth"
@@ -50,6 +51,12 @@ type Options struct {
 	// DecisionLog logs changed decisions and approvals (Setup adds it to the manager, which
 	// runs and flushes it); nil logs nothing.
 	DecisionLog *decisionlog.Logger
+	// Extensions, when set, gates OLM v1 ClusterExtensions (ExtensionGates) and reads catalog
+	// content through it; nil leaves OLM v1 alone (a cluster without it).
+	Extensions *catalogd.Client
+	// HeldRecheck is how often an ExtensionGate holding a successor is decided again (its
+	// operands are read, not watched); zero means DefaultHeldRecheck.
+	HeldRecheck time.Duration
 }
 
 // The metrics endpoint asks the API server who calls it (TokenReview) and whether they may
@@ -190,6 +197,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Policies, erro
 	if err := gates.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the gate controller: %w", err)
 	}
+	if err := setupExtensions(mgr, policies, in, opts); err != nil {
+		return nil, err
+	}
 	loader := &PolicyReconciler{
 		Client:         mgr.GetClient(),
 		Recorder:       mgr.GetEventRecorderFor("tollgate"),
@@ -203,4 +213,20 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Policies, erro
 		return nil, fmt.Errorf("set up the policy controller: %w", err)
 	}
 	return policies, nil
+}
+
+// setupExtensions registers the ExtensionGate reconciler when opts.Extensions is set.
+func setupExtensions(mgr ctrl.Manager, policies *Policies, in input.Config, opts Options) error {
+	if opts.Extensions == nil {
+		return nil
+	}
+	r := &ExtensionReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("tollgate"),
+		Policies: policies, Input: in, Catalogs: opts.Extensions,
+		Reevaluate: opts.Reevaluate, HeldRecheck: opts.HeldRecheck,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the extension gate controller: %w", err)
+	}
+	return nil
 }

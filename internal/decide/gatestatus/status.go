@@ -88,8 +88,20 @@ func Next(old tollgatev1alpha1.UpgradeGateStatus, o Observation) (next tollgatev
 }
 
 func nextDecision(old tollgatev1alpha1.Decision, o Observation) tollgatev1alpha1.Decision {
-	res := o.Result
-	next := tollgatev1alpha1.Decision{
+	next := decisionOf(old, o.Result)
+	switch {
+	case o.Approved != "":
+		next.LastApprovedInstallPlan = o.Approved
+	case slices.Contains(o.Unapproved, next.LastApprovedInstallPlan):
+		next.LastApprovedInstallPlan = ""
+	}
+	return stamped(old, next, o.Digest, o.Now)
+}
+
+// decisionOf is the decision res records, with old's record of when and on what it was first
+// reached.
+func decisionOf(old tollgatev1alpha1.Decision, res *engine.Result) tollgatev1alpha1.Decision {
+	return tollgatev1alpha1.Decision{
 		Allowed:                 res.Decision.Allowed,
 		BlockedBy:               res.Decision.BlockedBy(),
 		Denials:                 Denials(res.Decision),
@@ -98,15 +110,14 @@ func nextDecision(old tollgatev1alpha1.Decision, o Observation) tollgatev1alpha1
 		EvaluatedAt:             old.EvaluatedAt,
 		LastApprovedInstallPlan: old.LastApprovedInstallPlan,
 	}
-	switch {
-	case o.Approved != "":
-		next.LastApprovedInstallPlan = o.Approved
-	case slices.Contains(o.Unapproved, next.LastApprovedInstallPlan):
-		next.LastApprovedInstallPlan = ""
-	}
+}
+
+// stamped is next, its evaluation time and input digest moved to now when the outcome changed
+// (or was never stamped).
+func stamped(old, next tollgatev1alpha1.Decision, digest func() string, now metav1.Time) tollgatev1alpha1.Decision {
 	if DecisionChanged(old, next) || next.EvaluatedAt == nil {
-		next.EvaluatedAt = &o.Now
-		next.InputDigest = o.Digest()
+		next.EvaluatedAt = &now
+		next.InputDigest = digest()
 	}
 	return next
 }

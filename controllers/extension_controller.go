@@ -1,0 +1,168 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/decide/catalogd"
+	"github.com/tollgate-dev/tollgate/internal/decide/gatestatus"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
+	"github.com/tollgate-dev/tollgate/internal/decide/pin"
+)
+
+// +kubebuilder:rbac:groups=olm.operatorframework.io,resources=clusterextensions,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=olm.operatorframework.io,resources=clustercatalogs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=tollgate.dev,resources=extensiongates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=tollgate.dev,resources=extensiongates/status,verbs=get;update;patch
+
+// DefaultHeldRecheck is how often a gate that holds a successor is decided again without a
+// change it watches: the operands' health is read, not watched.
+const DefaultHeldRecheck = time.Minute
+
+// ExtensionReconciler owns the version pin of every OLM v1 ClusterExtension an ExtensionGate
+// gates: it keeps spec.source.catalog.version an exact version, the installed one or a successor
+// the policies allowed (package pin), and records each pin it sets on the ClusterExtension
+// (PinRecordAnnotation) in the write that sets it.
+type ExtensionReconciler struct {
+	client.Client
+	// APIReader reads operands live (they are not cached).
+	APIReader client.Reader
+	Recorder  record.EventRecorder
+	Policies  *Policies
+	Input     input.Config
+	// Catalogs reads catalogd's content, once per digest.
+	Catalogs *catalogd.Client
+	// Reevaluate is the safety-net period; HeldRecheck, that of a gate holding a successor.
+	Reevaluate  time.Duration
+	HeldRecheck time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Reconcile is read → decide → pin → record for the ExtensionGate req names.
+func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if !r.Policies.Loaded() {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	gate := &tollgatev1alpha1.ExtensionGate{}
+	if err := r.Get(ctx, req.NamespacedName, gate); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ext := &olmv1.ClusterExtension{}
+	if err := r.Get(ctx, req.NamespacedName, ext); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.writeMissing(ctx, gate)
+	}
+	facts, err := r.gather(ctx, gate, ext)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("gather the facts of ClusterExtension %s: %w", ext.Name, err)
+	}
+	out := pin.Decide(ctx, facts.Facts, r.Policies)
+	move := r.nextPin(gate, ext, out)
+	if move.write {
+		if err := r.setPin(ctx, ext, move, out); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := r.writeStatus(ctx, gate, ext, facts, out, move); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: r.requeueAfter(out)}, nil
+}
+
+func (r *ExtensionReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// requeueAfter is when to decide again without a change: at the head's recheckAt, within
+// HeldRecheck while a successor is held, else at the safety-net period.
+func (r *ExtensionReconciler) requeueAfter(out pin.Outcome) time.Duration {
+	wait := r.Reevaluate
+	if len(out.Versions) > 0 && out.Target != out.Versions[0].Version {
+		wait = min(wait, r.HeldRecheck)
+	}
+	if at := out.Head.Result.RecheckAt; !at.IsZero() {
+		wait = min(wait, max(time.Until(at), time.Second))
+	}
+	return wait
+}
+
+// writeStatus records the outcome in the gate's status when it changed.
+func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, facts gathered, out pin.Outcome, move pinMove) error {
+	pkg := ""
+	if ext.Spec.Source.Catalog != nil {
+		pkg = ext.Spec.Source.Catalog.PackageName
+	}
+	next, problems := gatestatus.NextExtension(gate.Status, gatestatus.ExtensionObservation{
+		Generation: gate.Generation, Package: pkg, Outcome: out, Pin: move.pin,
+		Catalogs: facts.digests, Extra: []metav1.Condition{move.condition(gate.Generation)}, Now: metav1.NewTime(r.now()),
+	})
+	for _, p := range problems {
+		r.Recorder.Event(gate, "Warning", "InvalidPolicyResult", p)
+	}
+	if equality.Semantic.DeepEqual(gate.Status, next) {
+		return nil
+	}
+	if gatestatus.DecisionChanged(gate.Status.Decision, next.Decision) {
+		logf.FromContext(ctx).Info("decision changed", "allowed", next.Decision.Allowed, "blockedBy", next.Decision.BlockedBy, "installed", out.Installed, "pin", move.pin)
+	}
+	gate.Status = next
+	return r.Status().Update(ctx, gate)
+}
+
+// writeMissing records that the gated ClusterExtension does not exist.
+func (r *ExtensionReconciler) writeMissing(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate) error {
+	next := gate.Status.DeepCopy()
+	next.ObservedGeneration = gate.Generation
+	changed := setCondition(&next.Conditions, metav1.Condition{
+		Type: tollgatev1alpha1.ConditionPinOwned, Status: metav1.ConditionFalse, Reason: "ExtensionNotFound",
+		Message: fmt.Sprintf("no ClusterExtension %s: create it, or delete this gate", gate.Name), ObservedGeneration: gate.Generation,
+	}, r.now())
+	if !changed && next.ObservedGeneration == gate.Status.ObservedGeneration {
+		return nil
+	}
+	gate.Status = *next
+	return r.Status().Update(ctx, gate)
+}
+
+// setCondition sets c in conds, its transition time now when its status changed; it says
+// whether anything changed.
+func setCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) bool {
+	for i := range *conds {
+		old := &(*conds)[i]
+		if old.Type != c.Type {
+			continue
+		}
+		c.LastTransitionTime = old.LastTransitionTime
+		if old.Status != c.Status {
+			c.LastTransitionTime = metav1.NewTime(now)
+		}
+		if equality.Semantic.DeepEqual(*old, c) {
+			return false
+		}
+		*old = c
+		return true
+	}
+	c.LastTransitionTime = metav1.NewTime(now)
+	*conds = append(*conds, c)
+	return true
+}
+
+func keyOf(name string) types.NamespacedName { return types.NamespacedName{Name: name} }

@@ -1,0 +1,134 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	bsemver "github.com/blang/semver/v4"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/internal/decide/pin"
+)
+
+// pinMove is what becomes of a ClusterExtension's pin, and the PinOwned condition saying so.
+type pinMove struct {
+	pin     string // the pin as Tollgate leaves it
+	write   bool   // set pin (and its record) on the ClusterExtension
+	owned   bool
+	reason  string
+	message string
+	event   string // the event to record when the write lands; "" for none
+}
+
+func (m pinMove) condition(generation int64) metav1.Condition {
+	status := metav1.ConditionTrue
+	if !m.owned {
+		status = metav1.ConditionFalse
+	}
+	return metav1.Condition{Type: tollgatev1alpha1.ConditionPinOwned, Status: status, Reason: m.reason, Message: m.message, ObservedGeneration: generation}
+}
+
+// nextPin decides the pin from the outcome: the target (the installed version or the highest
+// allowed successor) once OLM v1 has installed the pin Tollgate set; at once when someone else
+// set the pin (or left it empty, or a range); never in Audit mode, nor before a first install.
+func (r *ExtensionReconciler) nextPin(gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, out pin.Outcome) pinMove {
+	current := pinOf(ext)
+	rec, recorded := tollgatev1alpha1.ParsePinRecord(ext.Annotations[tollgatev1alpha1.PinRecordAnnotation])
+	owned := recorded && rec.Version == current
+	switch {
+	case out.Installed == "":
+		return pinMove{pin: current, reason: "NotInstalled", message: fmt.Sprintf("nothing is installed yet: OLM v1 installs what spec.source.catalog.version (%q) selects, and Tollgate gates the upgrades after that first install", current)}
+	case r.mode(gate) == tollgatev1alpha1.ModeAudit:
+		return pinMove{pin: current, owned: owned, reason: "Audit", message: fmt.Sprintf("mode Audit: Tollgate decides and reports, and leaves spec.source.catalog.version (%q) as it is; it would pin %s", current, out.Target)}
+	case !owned && current == out.Target:
+		return pinMove{pin: current, write: true, owned: true, reason: "Adopted", message: fmt.Sprintf("Tollgate owns spec.source.catalog.version, found at %s", current)}
+	case !owned:
+		msg := fmt.Sprintf("spec.source.catalog.version was %q, which Tollgate did not set (its last pin: %q); Tollgate set it back to %s", current, rec.Version, out.Target)
+		return pinMove{pin: out.Target, write: true, owned: true, reason: "Reclaimed", message: msg, event: "PinReclaimed"}
+	case below(out.Installed, current):
+		return pinMove{pin: current, owned: true, reason: "Upgrading", message: fmt.Sprintf("OLM v1 is installing %s, the pin Tollgate set (installed: %s)", current, out.Installed)}
+	case current != out.Target:
+		return pinMove{pin: out.Target, write: true, owned: true, reason: "Moved", message: fmt.Sprintf("Tollgate moved the pin from %s to %s, which the policies allow", current, out.Target), event: "PinMoved"}
+	case len(out.Versions) > 0 && out.Versions[0].Version != current:
+		return pinMove{pin: current, owned: true, reason: "Held", message: fmt.Sprintf("pinned at %s: %s is held (%s)", current, out.Versions[0].Version, blockedBy(out.Head.Result))}
+	default:
+		return pinMove{pin: current, owned: true, reason: "Pinned", message: fmt.Sprintf("pinned at %s; no successor within the gate's range and channels", current)}
+	}
+}
+
+func (r *ExtensionReconciler) mode(gate *tollgatev1alpha1.ExtensionGate) tollgatev1alpha1.Mode {
+	if gate.Spec.Mode != "" {
+		return gate.Spec.Mode
+	}
+	return r.Input.WithDefaults().DefaultMode
+}
+
+func pinOf(ext *olmv1.ClusterExtension) string {
+	if ext.Spec.Source.Catalog == nil {
+		return ""
+	}
+	return ext.Spec.Source.Catalog.Version
+}
+
+// below says whether version a is lower than b; a b that is no version (a range) is not.
+func below(a, b string) bool {
+	va, errA := bsemver.Parse(a)
+	vb, errB := bsemver.Parse(b)
+	return errA == nil && errB == nil && va.LT(vb)
+}
+
+func blockedBy(res *engine.Result) string {
+	if code := res.Decision.BlockedBy(); code != "" {
+		return code
+	}
+	return "not allowed"
+}
+
+// setPin writes the pin and its record in one patch, which fails when the ClusterExtension
+// changed since it was read: the next reconcile decides on what changed.
+func (r *ExtensionReconciler) setPin(ctx context.Context, ext *olmv1.ClusterExtension, move pinMove, out pin.Outcome) error {
+	if ext.Spec.Source.Catalog == nil {
+		return fmt.Errorf("ClusterExtension %s has no spec.source.catalog to pin", ext.Name)
+	}
+	base := ext.DeepCopy()
+	rec := tollgatev1alpha1.PinRecord{Version: move.pin, Installed: out.Installed, PinnedAt: metav1.NewTime(r.now())}
+	if d, ok := decisionFor(out, move.pin); ok {
+		rec.PolicyRevision, rec.InputDigest = d.Result.Revision, engine.Digest(d.Input)
+	}
+	ext.Spec.Source.Catalog.Version = move.pin
+	if ext.Annotations == nil {
+		ext.Annotations = map[string]string{}
+	}
+	ext.Annotations[tollgatev1alpha1.PinRecordAnnotation] = rec.String()
+	if err := r.Patch(ctx, ext, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("pin ClusterExtension %s at %s: %w", ext.Name, move.pin, err)
+	}
+	logf.FromContext(ctx).Info("pinned", "version", move.pin, "installed", out.Installed, "reason", move.reason)
+	if move.event != "" {
+		r.Recorder.Event(ext, eventType(move.event), move.event, move.message)
+	}
+	return nil
+}
+
+// decisionFor is the decision on the first bundle of version v, when v is a successor.
+func decisionFor(out pin.Outcome, v string) (pin.Judged, bool) {
+	for _, ver := range out.Versions {
+		if ver.Version == v && len(ver.Bundles) > 0 {
+			return ver.Bundles[0], true
+		}
+	}
+	return pin.Judged{}, false
+}
+
+func eventType(reason string) string {
+	if reason == "PinReclaimed" {
+		return corev1.EventTypeWarning
+	}
+	return corev1.EventTypeNormal
+}
