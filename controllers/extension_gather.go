@@ -60,8 +60,8 @@ func (r *ExtensionReconciler) gather(ctx context.Context, gate *tollgatev1alpha1
 	return g, nil
 }
 
-// selectedCatalogs are the ClusterCatalogs the extension's selector selects (all without one)
-// that take part in resolution, sorted by name.
+// selectedCatalogs are the ClusterCatalogs the extension's selector selects (all without one),
+// sorted by name.
 func (r *ExtensionReconciler) selectedCatalogs(ctx context.Context, ext *olmv1.ClusterExtension) ([]olmv1.ClusterCatalog, error) {
 	selector := labels.Everything()
 	if src := ext.Spec.Source.Catalog; src != nil && src.Selector != nil {
@@ -75,9 +75,8 @@ func (r *ExtensionReconciler) selectedCatalogs(ctx context.Context, ext *olmv1.C
 	if err := r.List(ctx, list); err != nil {
 		return nil, fmt.Errorf("list ClusterCatalogs: %w", err)
 	}
-	out := slices.DeleteFunc(list.Items, func(c olmv1.ClusterCatalog) bool {
-		return c.Spec.AvailabilityMode == olmv1.AvailabilityModeUnavailable || !selector.Matches(labels.Set(c.Labels))
-	})
+	// An Unavailable catalog stays selected: catalogd does not serve it, so it holds.
+	out := slices.DeleteFunc(list.Items, func(c olmv1.ClusterCatalog) bool { return !selector.Matches(labels.Set(c.Labels)) })
 	slices.SortFunc(out, func(a, b olmv1.ClusterCatalog) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }

@@ -59,6 +59,8 @@ type world struct {
 	ports      ports
 	// olm are catalogd and operator-controller.
 	olm []*process.Process
+	// tollgate is Tollgate's manager, once started.
+	tollgate *tollgate
 }
 
 // ports are where OLM v1's controllers listen, on 127.0.0.1 (the webhook on every interface).

@@ -1,0 +1,169 @@
+package olmv1
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+)
+
+// gatedWorld is a world serving the catalog folder revision (under the sample), with the
+// sample installed at 1.0.0 by a ClusterExtension named after the package, and Tollgate
+// running.
+func gatedWorld(t *testing.T, revision string) *world {
+	w := newWorld(t)
+	w.serveCatalog(catalogName)
+	if revision != "catalog" {
+		w.republish(revision)
+	}
+	w.createExtension(pkgName, "1.0.0")
+	w.waitInstalled(pkgName, "1.0.0")
+	w.applyRBAC()
+	w.startTollgate()
+	return w
+}
+
+// TestGateMovesThePinToTheHighestAllowedSuccessor: within the gate's range Tollgate pins the
+// highest successor, and OLM v1 installs it; widening the range moves the pin again. Each pin
+// carries the record of its decision.
+func TestGateMovesThePinToTheHighestAllowedSuccessor(t *testing.T) {
+	w := gatedWorld(t, "catalog-v2")
+
+	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{Version: "<1.2.0"})
+	w.waitInstalled(pkgName, "1.1.0")
+	rec, ok := w.pinRecord(pkgName)
+	require.True(t, ok, "the pin's record")
+	require.Equal(t, "1.1.0", rec.Version)
+	require.Equal(t, "1.0.0", rec.Installed)
+	require.NotEmpty(t, rec.PolicyRevision)
+	require.NotEmpty(t, rec.InputDigest)
+
+	w.editGate(pkgName, func(s *tollgatev1alpha1.ExtensionGateSpec) { s.Version = "" })
+	w.waitInstalled(pkgName, "1.2.0")
+	g := w.waitGate(pkgName, "pinned at 1.2.0", func(g *tollgatev1alpha1.ExtensionGate) bool {
+		return g.Status.Installed == "1.2.0" && g.Status.Pin == "1.2.0" && pinOwned("Pinned")(g)
+	})
+	require.Empty(t, g.Status.Candidates, "nothing succeeds 1.2.0")
+}
+
+// TestFreezeHoldsThenLifts: the freeze pack holds the upgrade; the pin stays and the gate says
+// why; once the freeze is lifted the pin moves.
+func TestFreezeHoldsThenLifts(t *testing.T) {
+	w := gatedWorld(t, "catalog")
+	w.policyConfigMap("freeze-pack", policysource.KindRego, map[string]string{"freeze.rego": pack("freeze")})
+	w.policyConfigMap("freeze-periods", policysource.KindData, map[string]string{"freeze.json": freezeNow()})
+
+	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
+	g := w.waitGate(pkgName, "held by the freeze", heldBy("ChangeFreeze"))
+	require.True(t, contains(g, "quarter-end close"), "the denial says why: %+v", g.Status.Decision)
+	require.True(t, pinOwned("Held")(g), "%+v", g.Status.Conditions)
+	w.stillPinned(pkgName, "1.0.0")
+
+	require.NoError(t, w.c.Delete(w.ctx, configMap("freeze-periods")))
+	w.waitInstalled(pkgName, "1.1.0")
+}
+
+// TestDegradedOperandHolds: an operand of the installed bundle that reports Degraded=True holds
+// the upgrade until it heals.
+func TestDegradedOperandHolds(t *testing.T) {
+	w := gatedWorld(t, "catalog")
+	w.grantWidgetRead()
+	widget := w.widget("main", metav1.ConditionTrue, "replica lost")
+
+	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
+	w.waitGate(pkgName, "held by the degraded widget", heldBy("OperatorDegraded"))
+	w.stillPinned(pkgName, "1.0.0")
+
+	w.setWidgetDegraded(widget, metav1.ConditionFalse, "replica back")
+	w.waitInstalled(pkgName, "1.1.0")
+}
+
+// TestCatalogNotServingHolds: a selected catalog catalogd does not serve holds every upgrade:
+// its content, which OLM v1 could install from, cannot be read.
+func TestCatalogNotServingHolds(t *testing.T) {
+	w := gatedWorld(t, "catalog")
+	w.setAvailability(catalogName, "Unavailable")
+	w.waitFor(clusterCatalogKind, catalogName, "not Serving", func(u *unstructured.Unstructured) bool {
+		c := condition(u, "Serving")
+		return c != nil && c.Status != metav1.ConditionTrue
+	})
+
+	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
+	w.waitGate(pkgName, "held: the catalog is not Serving", heldBy("CatalogNotServing"))
+	w.stillPinned(pkgName, "1.0.0")
+
+	w.setAvailability(catalogName, "Available")
+	w.waitInstalled(pkgName, "1.1.0")
+}
+
+// TestDeprecatedBundleHolds: a bundle the catalog deprecates is held until an admin waives it.
+func TestDeprecatedBundleHolds(t *testing.T) {
+	w := gatedWorld(t, "catalog-deprecated")
+
+	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
+	g := w.waitGate(pkgName, "held: 1.1.0 is deprecated", heldBy("BundleDeprecated"))
+	require.True(t, contains(g, "loses widgets"), "the denial carries the catalog's message: %+v", g.Status.Decision)
+	w.stillPinned(pkgName, "1.0.0")
+
+	w.editGate(pkgName, func(s *tollgatev1alpha1.ExtensionGateSpec) {
+		s.Overrides = []tollgatev1alpha1.Override{{Code: "BundleDeprecated", Reason: "widgets backed up"}}
+	})
+	w.waitInstalled(pkgName, "1.1.0")
+}
+
+// TestEmptyVersionIsTakenBack: an extension left with an empty version (every successor) is
+// pinned at its installed version when gated, and stays there when the catalog publishes a
+// successor outside the gate's range.
+func TestEmptyVersionIsTakenBack(t *testing.T) {
+	w := newWorld(t)
+	w.serveCatalog(catalogName)
+	w.createExtension(pkgName, "")
+	w.waitInstalled(pkgName, "1.1.0")
+	w.applyRBAC()
+	w.startTollgate()
+
+	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{Version: "<1.2.0"})
+	w.waitGate(pkgName, "took the pin back", pinOwned("Reclaimed"))
+	require.Equal(t, "1.1.0", w.pinOfExtension(pkgName))
+
+	digest := w.republish("catalog-v2")
+	w.waitGate(pkgName, "decided on revision 2", func(g *tollgatev1alpha1.ExtensionGate) bool {
+		return len(g.Status.Catalogs) == 1 && g.Status.Catalogs[0] == catalogName+"@"+digest
+	})
+	w.waitInstalled(pkgName, "1.1.0")
+	w.stillPinned(pkgName, "1.1.0")
+}
+
+// TestRestartMovesNothingTwice: a Tollgate restarted while OLM v1 installs the pin it set
+// leaves the pin alone; a decision after the restart moves it once.
+func TestRestartMovesNothingTwice(t *testing.T) {
+	w := gatedWorld(t, "catalog-v2")
+
+	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{Version: "<1.2.0"})
+	moved := w.waitFor(clusterExtensionKind, pkgName, "pinned at 1.1.0", func(u *unstructured.Unstructured) bool {
+		return nestedString(u, "spec", "source", "catalog", "version") == "1.1.0"
+	})
+	w.stopTollgate()
+	w.startTollgate()
+	w.waitInstalled(pkgName, "1.1.0")
+	w.waitGate(pkgName, "settled at 1.1.0", pinOwned("Pinned"))
+	require.Equal(t, moved.GetGeneration(), w.get(clusterExtensionKind, pkgName).GetGeneration(), "the restarted Tollgate wrote no pin")
+
+	w.editGate(pkgName, func(s *tollgatev1alpha1.ExtensionGateSpec) { s.Version = "" })
+	settled := w.waitInstalled(pkgName, "1.2.0")
+	require.Equal(t, moved.GetGeneration()+1, settled.GetGeneration(), "one pin, one generation")
+}
+
+func configMap(name string) client.Object {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetNamespace(policyNS)
+	u.SetName(name)
+	return u
+}
