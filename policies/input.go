@@ -1,10 +1,12 @@
 package policies
 
-// InputKey is a key of input document version 1 (README.md, "Input document, version 1").
+// InputKey is a key of input document version 1 (README.md, "Input document, version 1") or of
+// extension document version 1 (README.md, "Extension document, version 1").
 type InputKey struct {
 	Name string
 	Type InputType
-	// Required: tollgate.main gives no result for a document without it (_input_keys). The
+	// Required: tollgate.main gives no result for a document without it (_input_keys, and
+	// _extension_keys for an extension document). The
 	// others are apiVersion and now, which the policies check where they use them, and the
 	// keys added after version 1 was first released, which the policies read with a default
 	// because documents of older managers lack them.
@@ -46,6 +48,25 @@ var InputV1 = []InputKey{
 	{"gate", Object, true},
 	{"dependency", Object, false},
 	{"versions", Object, false},
+	{"now", String, false},
+	{"config", Object, true},
+}
+
+// ExtensionV1 are the keys of extension document version 1 (input.apiVersion
+// "tollgate.dev/extension/v1"), in README.md's order: one document per ClusterExtension and
+// candidate successor bundle. Tests hold README.md's table and tollgate.main's _extension_keys to
+// it. apiVersion and now are checked where they are used; unreadableOperandKinds is read with a
+// default, as in input document version 1.
+var ExtensionV1 = []InputKey{
+	{"apiVersion", String, false},
+	{"extension", Object, true},
+	{"catalogs", List, true},
+	{"catalogErrors", List, true},
+	{"installed", Object, true},
+	{"candidate", Object, true},
+	{"operands", List, true},
+	{"unreadableOperandKinds", List, false},
+	{"gate", Object, true},
 	{"now", String, false},
 	{"config", Object, true},
 }

@@ -293,7 +293,9 @@ _utc_time_list := `^\[("(1(6(7[89]|[89][0-9])|[7-9][0-9]{2})|2([01][0-9]{2}|2([0
 
 _csv := lib.checked_csv
 
-_no_operands(t) := {
+_no_operands(t) := _extension_no_operands(t) if {
+	lib.extension_document
+} else := {
 	"type": t,
 	"status": "Unknown",
 	"reason": "InstallInvalid",
@@ -323,6 +325,44 @@ _available_without_operands := "True" if {
 	lib.checked_csv_phase == "Failed"
 } else := "Unknown"
 
+# An extension document without operands: no installed bundle, nothing to observe; an
+# installed bundle without instances of the kinds it provides is normal, and Available follows
+# the ClusterExtension's Installed condition.
+_installed_bundle := object.get(input, ["installed", "name"], "")
+
+_extension_name := lib.name(object.get(input, "extension", null))
+
+_extension_installed_status := s if {
+	c := lib.condition(lib.conditions(object.get(input, "extension", null)), "Installed")
+	s := object.get(c, "status", "Unknown")
+} else := "Unknown"
+
+_extension_no_operands(t) := {
+	"type": t,
+	"status": "Unknown",
+	"reason": "InstallInvalid",
+	"message": sprintf("ClusterExtension %s has no installed bundle, so there are no operands to observe", [_extension_name]),
+} if {
+	object.get(input, "installed", null) == null
+} else := {
+	"type": t,
+	"status": _extension_available_without_operands,
+	"reason": "NoOperands",
+	"message": sprintf("%s has no operands; ClusterExtension %s reports Installed=%v", [_installed_bundle, _extension_name, _extension_installed_status]),
+} if {
+	t == "Available"
+} else := {
+	"type": t,
+	"status": "False",
+	"reason": "NoOperands",
+	"message": sprintf("%s has no operands", [_installed_bundle]),
+}
+
+_extension_available_without_operands := s if {
+	s := _extension_installed_status
+	s in {"True", "False"}
+} else := "Unknown"
+
 # reporting(t, status) are [operand ("Kind namespace/name"), condition] for each operand whose
 # condition of type t has that status, in input order: the facts behind an aggregated status.
 # An operand's first condition of a type is the one that counts, as in the aggregation.
@@ -344,3 +384,23 @@ reporting(t, status) := [[_object_kind_name(op), c] |
 
 # status is the aggregated status of type t, for other packages.
 status(t) := aggregate(t).status
+
+# hold(t, subject) is what a health denial of type t (Degraded or Progressing) says of subject
+# (the installed operator) while the aggregated condition of that type is True: its message,
+# its facts (one per operand at that status) and the remedy that names those operands;
+# undefined otherwise. tollgate.upgrade and tollgate.extension deny with it, under the same
+# codes (OperatorDegraded, OperatorProgressing).
+hold(t, subject) := {
+	"message": sprintf("%s is %s (%s): %s", [subject, t, c.reason, c.message]),
+	"facts": [lib.condition_fact(name, x) | some [name, x] in ops],
+	"lift": [{"text": sprintf(_hold_lift[t], [concat(", ", [name | some [name, _] in ops])])}],
+} if {
+	c := aggregate(t)
+	c.status == "True"
+	ops := reporting(t, "True")
+}
+
+_hold_lift := {
+	"Degraded": "the operands must report Degraded=False: fix %s, or wait until they heal",
+	"Progressing": "wait until the operands finish their work and report Progressing=False (%s)",
+}

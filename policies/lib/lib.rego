@@ -110,6 +110,12 @@ _since(c) := sprintf(" since %s", [c.lastTransitionTime]) if _text(c, "lastTrans
 
 else := ""
 
+# extension_document holds for an extension document (input.apiVersion
+# "tollgate.dev/extension/v1", policies/README.md), which is about a ClusterExtension and one
+# candidate successor bundle instead of a Subscription. tollgate.main.extension_input_version
+# names the same version.
+extension_document if input.apiVersion == "tollgate.dev/extension/v1"
+
 # ----------------------------------------------------------------------------------------------
 # Facts about the input document, computed once per evaluation (rules, not functions, so OPA
 # caches them). Each reads the field directly and falls back to a default, which is what get()

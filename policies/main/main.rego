@@ -11,12 +11,18 @@
 package tollgate.main
 
 import data.tollgate.catalogsource
+import data.tollgate.extension
 import data.tollgate.health
 import data.tollgate.lib
 import data.tollgate.subscription
 
-# The input document version these policies understand.
+# The input document versions these policies understand: the Subscription document, and the
+# extension document (an OLM v1 ClusterExtension and one candidate successor bundle).
 input_version := "tollgate.dev/input/v1"
+
+extension_input_version := "tollgate.dev/extension/v1"
+
+_extension_document if input.apiVersion == extension_input_version
 
 # result is undefined for a document without one of the keys version 1 requires (which never
 # omits a key: a missing object is null, a missing list []), and the engine turns that into a
@@ -35,6 +41,7 @@ result := {
 	"recheckAt": recheck_at_text,
 } if {
 	is_object(input)
+	not _extension_document
 	count(_input_keys - object.keys(input)) == 0
 }
 
@@ -42,6 +49,28 @@ _input_keys := {
 	"subscription", "installedCSV", "currentCSV", "installPlan", "pendingInstallPlans",
 	"installPlanPeers", "catalogSources", "sourceCatalog", "operatorCondition", "operatorGroup",
 	"packageManifest", "operands", "gate", "config",
+}
+
+# result of an extension document: the extension's conditions and UpgradeBlocked, the operands'
+# health, the extension's state; no CatalogSources. Undefined without one of the keys the
+# extension document requires (_extension_keys, Go's policies.ExtensionV1), as above.
+result := {
+	"conditions": array.concat(extension.conditions, [_extension_upgrade_blocked]),
+	"health": health.conditions,
+	"state": extension.state,
+	"upToDate": extension.up_to_date,
+	"catalogStatus": [],
+	"catalogValidation": [],
+	"decision": decision,
+	"recheckAt": recheck_at_text,
+} if {
+	_extension_document
+	count(_extension_keys - object.keys(input)) == 0
+}
+
+_extension_keys := {
+	"extension", "catalogs", "catalogErrors", "installed", "candidate", "operands", "gate",
+	"config",
 }
 
 decision := {"allowed": allowed, "denials": denials}
@@ -56,11 +85,19 @@ allowed if count(standing) == 0
 # data.tollgate.packs.<name>.deny, so only those rules are evaluated (walking data.tollgate would
 # evaluate this package too, a recursion). Each denial keeps the package it came from. A `deny`
 # anywhere else is refused when the policies load (the engine checks every module's rules), so
-# no deny rule is silently ignored.
+# no deny rule is silently ignored. An extension document is judged by tollgate.extension and
+# the packs only: the other embedded packages judge a Subscription (tollgate.extension's rules
+# contribute nothing to a Subscription document: each checks the document's kind).
 
 _collected contains _entry(sprintf("tollgate.%s", [name]), d) if {
+	not _extension_document
 	some name
 	some d in data.tollgate[name].deny
+}
+
+_collected contains _entry("tollgate.extension", d) if {
+	_extension_document
+	some d in data.tollgate.extension.deny
 }
 
 _collected contains _entry(sprintf("tollgate.packs.%s", [name]), d) if {
@@ -71,8 +108,15 @@ _collected contains _entry(sprintf("tollgate.packs.%s", [name]), d) if {
 # A deny that is not a collection (a string, a number, a boolean) has no elements to iterate:
 # it would never deny, silently. It is a PolicyError instead.
 _collected contains _not_a_set(sprintf("tollgate.%s", [name]), ds) if {
+	not _extension_document
 	some name
 	ds := data.tollgate[name].deny
+	not _collection(ds)
+}
+
+_collected contains _not_a_set("tollgate.extension", ds) if {
+	_extension_document
+	ds := data.tollgate.extension.deny
 	not _collection(ds)
 }
 
@@ -107,7 +151,7 @@ _not_a_set(pkg, ds) := {
 # custom:
 #   code: PolicyError
 _collected contains entry if {
-	object.get(input, "apiVersion", "") != input_version
+	not object.get(input, "apiVersion", "") in {input_version, extension_input_version}
 	entry := object.union(
 		lib.explained(
 			rego.metadata.rule(),
@@ -210,11 +254,18 @@ _optional_subscription(r) if {
 # cannot lift the hold, since the plan installs the other operator too and is held as long as
 # that operator's own decision holds it (the way out is that Subscription's remedies); beside a
 # second OperatorGroup OLM itself refuses to act, and an approval would wait for the group to go
-# and install unchecked then.
+# and install unchecked then. Of an extension document's codes, CatalogUnreadable,
+# CatalogNotServing and ExtensionNotInstalled are never overridden: the first two mean the
+# successors were not decided on the content of every catalog the extension selects (a decision
+# not on the facts the policies saw; OLM v1 itself does not resolve while a selected catalog is
+# not served), and Tollgate moves the pin of installed extensions only.
 
 _disabled := {c | some c in data.tollgate.config.disabledCodes} - {"PolicyError"}
 
-_not_overridable := {"PolicyError", "InstallPlanIncludesBlockedOperator", "TooManyOperatorGroups"}
+_not_overridable := {
+	"PolicyError", "InstallPlanIncludesBlockedOperator", "TooManyOperatorGroups",
+	"CatalogUnreadable", "CatalogNotServing", "ExtensionNotInstalled",
+}
 
 # _waiver_not_offered are the codes whose UpgradeGate waiver is not offered as a remedy, because
 # it would not lift the hold: OLM applies its own Upgradeable rule after an InstallPlan is
@@ -256,7 +307,7 @@ _final contains _decided(e) if {
 _decided(e) := object.union(e, {
 	"overridden": true,
 	"overrideReason": o.reason,
-	"facts": array.concat(e.facts, [sprintf("waived by the UpgradeGate override: %v%s", [o.reason, _expiry(o)])]),
+	"facts": array.concat(e.facts, [sprintf("waived by the %s override: %v%s", [_gate_kind, o.reason, _expiry(o)])]),
 	"lift": [],
 }) if {
 	not e.code in _not_overridable
@@ -273,7 +324,7 @@ _decided(e) := object.union(e, {
 	not e.code in _not_overridable
 } else := object.union(e, {
 	"overridden": false,
-	"facts": array.concat(e.facts, [sprintf("the UpgradeGate override of %s is ignored: %s cannot be overridden", [e.code, e.code])]),
+	"facts": array.concat(e.facts, [sprintf("the %s override of %s is ignored: %s cannot be overridden", [_gate_kind, e.code, e.code])]),
 }) if {
 	_override(e.code)
 } else := object.union(e, {"overridden": false})
@@ -288,9 +339,19 @@ _waivers(code) := [] if {
 } else := [_waiver(code)]
 
 _waiver(code) := {
-	"text": "or an admin waives it for this Subscription, with a reason (add \"expires\" to make it temporary):",
+	"text": sprintf("or an admin waives it for this %s, with a reason (add \"expires\" to make it temporary):", [_subject_kind]),
 	"override": code,
 }
+
+# _gate_kind and _subject_kind name the gate whose overrides apply and the object the document
+# is about, in the words of the denials.
+_gate_kind := "ExtensionGate" if {
+	_extension_document
+} else := "UpgradeGate"
+
+_subject_kind := "ClusterExtension" if {
+	_extension_document
+} else := "Subscription"
 
 # denials: standing ones first, then by code, then by message.
 denials := [k[3] | some k in sort([[d.overridden, d.code, d.message, d] | some d in _final])]
@@ -349,6 +410,34 @@ _mode_effect := "Tollgate reports the decision but never approves" if {
 	_mode == "Audit"
 } else := "Tollgate approves the waiting InstallPlan"
 
+# UpgradeBlocked of an extension document: an upgrade waits when the document has a candidate
+# successor. A document without one allows nothing to happen: Go never moves a pin for it,
+# whatever its decision says. OLM v1 has no approval of its own, so there is no
+# AutomaticApproval case.
+_extension_upgrade_blocked := {
+	"type": "UpgradeBlocked", "status": "False", "reason": "NoUpgradeWaiting",
+	"message": "no upgrade is waiting: the selected catalogs offer no successor of the installed bundle that the ClusterExtension may move to",
+} if {
+	object.get(input, "candidate", null) == null
+} else := {
+	"type": "UpgradeBlocked", "status": "True", "reason": standing[0].code,
+	"message": sprintf("%d denials stand (%s); first: %s", [count(standing), _codes, standing[0].message]),
+} if {
+	count(standing) > 0
+} else := {
+	"type": "UpgradeBlocked", "status": "True", "reason": "PolicyDenied",
+	"message": "the policies did not allow the upgrade, and no denial says why: check the admin policies that set decision.allowed",
+} if {
+	not allowed
+} else := {
+	"type": "UpgradeBlocked", "status": "False", "reason": "UpgradeAllowed",
+	"message": sprintf("no denial stands; mode %s: %s", [_mode, _extension_mode_effect]),
+}
+
+_extension_mode_effect := sprintf("Tollgate reports the decision but never moves spec.source.catalog.version to %v", [input.candidate.version]) if {
+	_mode == "Audit"
+} else := sprintf("Tollgate moves spec.source.catalog.version to %v", [input.candidate.version])
+
 # ----------------------------------------------------------------------------------------------
 # Time. recheckAt is the earliest instant strictly after input.now at which the result could
 # change with time alone (an override's expiry, a window's edge, a freeze's start or end, a soak
@@ -366,8 +455,23 @@ default recheck_at_text := null
 recheck_at_text := time.format(min(_rechecks)) if count(_rechecks) > 0
 
 _rechecks contains ns if {
+	not _extension_document
 	some name
 	some t in data.tollgate[name].recheck_at
+	ns := _future_ns(t)
+}
+
+# An extension document: tollgate.extension's instants (it reports none today) and this
+# package's own.
+_rechecks contains ns if {
+	_extension_document
+	some t in data.tollgate.extension.recheck_at
+	ns := _future_ns(t)
+}
+
+_rechecks contains ns if {
+	_extension_document
+	some t in recheck_at
 	ns := _future_ns(t)
 }
 

@@ -203,30 +203,16 @@ deny contains denial if {
 }
 
 # ----------------------------------------------------------------------------------------------
-# Health of the operands (tollgate.health). The facts are the operands at the worst status.
-
-# _health_why(t, status, lift) are the facts (one per operand whose condition t has that
-# status) and remedies of a health denial; lift names those operands.
-_health_why(t, status, lift) := {
-	"facts": [lib.condition_fact(name, c) | some [name, c] in ops],
-	"lift": [{"text": sprintf(lift, [concat(", ", [name | some [name, _] in ops])])}],
-} if {
-	ops := health.reporting(t, status)
-}
+# Health of the operands (tollgate.health, which words the denials: tollgate.extension denies
+# the same way). The facts are the operands at the worst status.
 
 # METADATA
 # title: An operand of the installed operator is degraded
 # custom:
 #   code: OperatorDegraded
 deny contains denial if {
-	c := health.aggregate("Degraded")
-	c.status == "True"
-	why := _health_why("Degraded", "True", "the operands must report Degraded=False: fix %s, or wait until they heal")
-	denial := lib.explained(
-		rego.metadata.rule(),
-		sprintf("%s is Degraded (%s): %s", [_installed, c.reason, c.message]),
-		why.facts, why.lift,
-	)
+	h := health.hold("Degraded", _installed)
+	denial := lib.explained(rego.metadata.rule(), h.message, h.facts, h.lift)
 }
 
 # METADATA
@@ -234,14 +220,8 @@ deny contains denial if {
 # custom:
 #   code: OperatorProgressing
 deny contains denial if {
-	c := health.aggregate("Progressing")
-	c.status == "True"
-	why := _health_why("Progressing", "True", "wait until the operands finish their work and report Progressing=False (%s)")
-	denial := lib.explained(
-		rego.metadata.rule(),
-		sprintf("%s is Progressing (%s): %s", [_installed, c.reason, c.message]),
-		why.facts, why.lift,
-	)
+	h := health.hold("Progressing", _installed)
+	denial := lib.explained(rego.metadata.rule(), h.message, h.facts, h.lift)
 }
 
 # ----------------------------------------------------------------------------------------------
