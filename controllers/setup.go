@@ -51,6 +51,8 @@ type Options struct {
 	// DecisionLog logs changed decisions and approvals (Setup adds it to the manager, which
 	// runs and flushes it); nil logs nothing.
 	DecisionLog *decisionlog.Logger
+	// SkipSubscriptions leaves OLM v0 alone (a cluster without it): no UpgradeGate is kept.
+	SkipSubscriptions bool
 	// Extensions, when set, gates OLM v1 ClusterExtensions (ExtensionGates) and reads catalog
 	// content through it; nil leaves OLM v1 alone (a cluster without it).
 	Extensions *catalogd.Client
@@ -144,13 +146,19 @@ func leaderReady(elected <-chan struct{}, check healthz.Checker) healthz.Checker
 // namespace. Every cached object is trimmed of what the input never carries (input.Trim:
 // managed fields, a CSV's install strategy...).
 func CacheOptions(policyNamespace string) cache.Options {
-	return cache.Options{
-		ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}:               {Namespaces: map[string]cache.Config{policyNamespace: {}}},
-			&v1alpha1.ClusterServiceVersion{}: {Label: notCopied},
-		},
-		DefaultTransform: input.Trim,
+	return CacheOptionsFor(policyNamespace, true)
+}
+
+// CacheOptionsFor is CacheOptions for a cluster with OLM v0 (subscriptions), or without it:
+// there, no CSV is cached.
+func CacheOptionsFor(policyNamespace string, subscriptions bool) cache.Options {
+	byObject := map[client.Object]cache.ByObject{
+		&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{policyNamespace: {}}},
 	}
+	if subscriptions {
+		byObject[&v1alpha1.ClusterServiceVersion{}] = cache.ByObject{Label: notCopied}
+	}
+	return cache.Options{ByObject: byObject, DefaultTransform: input.Trim}
 }
 
 // notCopied selects the CSVs that are not OLM's copies.
@@ -194,8 +202,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Policies, erro
 			return nil, fmt.Errorf("add the decision log: %w", err)
 		}
 	}
-	if err := gates.SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("set up the gate controller: %w", err)
+	if !opts.SkipSubscriptions {
+		if err := gates.SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("set up the gate controller: %w", err)
+		}
 	}
 	if err := setupExtensions(mgr, policies, in, opts); err != nil {
 		return nil, err

@@ -65,7 +65,7 @@ func (w *world) startTollgate() {
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + policyNS + ":" + serviceAccount}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     apis.NewScheme(),
-		Cache:      controllers.CacheOptions(policyNS),
+		Cache:      controllers.CacheOptionsFor(policyNS, false), // OLM v1 alone
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
@@ -74,8 +74,9 @@ func (w *world) startTollgate() {
 	require.NoError(w.t, err)
 	ctx, cancel := context.WithCancel(w.ctx)
 	_, err = controllers.Setup(ctx, mgr, controllers.Options{
-		PolicyNamespace: policyNS,
-		Extensions:      catalogd.New(catalogd.Options{HTTP: httpClient}),
+		PolicyNamespace:   policyNS,
+		SkipSubscriptions: true,
+		Extensions:        catalogd.New(catalogd.Options{HTTP: httpClient}),
 		// Operands are read, not watched: a held gate looks again this often.
 		HeldRecheck: time.Second,
 	})
@@ -234,6 +235,7 @@ func (w *world) republish(dir string) string {
 	u := w.get(clusterCatalogKind, catalogName)
 	before := u.DeepCopy()
 	require.NoError(w.t, unstructured.SetNestedField(u.Object, ref, "spec", "source", "image", "ref"))
+	unstructured.RemoveNestedField(u.Object, "spec", "source", "image", "pollIntervalMinutes") // refused with a digest
 	require.NoError(w.t, w.c.Patch(w.ctx, u, client.MergeFrom(before)))
 	w.waitFor(clusterCatalogKind, catalogName, "serving "+dir, func(u *unstructured.Unstructured) bool {
 		return nestedString(u, "status", "resolvedSource", "image", "ref") == ref &&
