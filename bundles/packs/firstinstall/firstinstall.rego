@@ -132,6 +132,11 @@ _glob(pattern) if {
 
 # --- the Subscription ------------------------------------------------------------------------
 
+# An extension document (tollgate.dev/extension/v1, an OLM v1 ClusterExtension) has no
+# Subscription, so nothing below holds for it: Tollgate never installs an extension (its first
+# install is at the admin's version pin, and tollgate.extension holds every document of an
+# extension without an installed bundle as ExtensionNotInstalled, never overridden).
+
 _installed_name := n if {
 	n := object.get(input, ["subscription", "status", "installedCSV"], "")
 	is_string(n)

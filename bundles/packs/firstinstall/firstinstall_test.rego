@@ -129,3 +129,16 @@ test_a_rule_that_is_not_an_object_is_not_also_empty if {
 	msgs := {d.message | some d in firstinstall.deny with input as _first with data.tollgate.config.packs.firstinstall as {"allow": [""]}}
 	count(msgs) == 1
 }
+
+# An extension document is not this pack's: Tollgate never installs an extension.
+test_an_extension_document_is_not_judged if {
+	doc := {
+		"apiVersion": "tollgate.dev/extension/v1",
+		"extension": {"metadata": {"name": "tollgate-demo"}, "spec": {"namespace": "demo", "source": {"catalog": {"packageName": "tollgate-demo"}}}},
+		"installed": null,
+		"candidate": {"name": "tollgate-demo.v1.1.0", "package": "tollgate-demo", "version": "1.1.0", "catalog": "demo-catalog"},
+		"catalogs": [], "catalogErrors": [], "operands": [], "gate": null, "config": {},
+		"now": "2026-11-22T10:00:00Z",
+	}
+	count(firstinstall.deny) == 0 with input as doc
+}

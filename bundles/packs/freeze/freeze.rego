@@ -143,7 +143,7 @@ _time(s) := time.parse_rfc3339_ns(s) if {
 
 _rfc3339 := `^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`
 
-# The periods that hold this Subscription.
+# The periods that hold this Subscription (or ClusterExtension).
 _periods contains {"start": _time(p.start), "end": _time(p.end), "startText": p.start, "endText": p.end, "reason": _reason(p)} if {
 	some p in _raw_periods
 	is_object(p)
@@ -155,9 +155,13 @@ _reason(p) := r if {
 	r != ""
 } else := "change freeze"
 
-_namespace := object.get(input, ["subscription", "metadata", "namespace"], "")
+_namespace := object.get(input, ["extension", "spec", "namespace"], "") if {
+	_extension
+} else := object.get(input, ["subscription", "metadata", "namespace"], "")
 
-_package := object.get(input, ["subscription", "spec", "name"], "")
+_package := object.get(input, ["extension", "spec", "source", "catalog", "packageName"], "") if {
+	_extension
+} else := object.get(input, ["subscription", "spec", "name"], "")
 
 _selects(p) if {
 	_in_list_or_absent(p, "namespaces", _namespace)
@@ -172,11 +176,28 @@ _now_ns := _time(input.now)
 
 # --- which Subscriptions the pack looks at -------------------------------------------------------
 
+# An extension document (tollgate.dev/extension/v1) is about a ClusterExtension: its installed
+# bundle (input.installed, null on a first install) and a candidate successor (input.candidate;
+# null when there is nothing to move to).
+_extension if input.apiVersion == "tollgate.dev/extension/v1"
+
 _installed_name := n if {
+	not _extension
 	n := object.get(input, ["subscription", "status", "installedCSV"], "")
 	is_string(n)
 	n != ""
 }
+
+_installed_name := n if {
+	_extension
+	n := object.get(input, ["installed", "name"], "")
+	is_string(n)
+	n != ""
+}
+
+_extension_name := object.get(input, ["extension", "metadata", "name"], "")
+
+_candidate_version := object.get(input, ["candidate", "version"], "")
 
 _current_name := n if {
 	n := object.get(input, ["subscription", "status", "currentCSV"], "")
@@ -187,6 +208,11 @@ _current_name := n if {
 _upgrade_pending if _current_name != object.get(input, ["subscription", "status", "installedCSV"], "")
 
 _upgrade_pending if count(object.get(input, "pendingInstallPlans", [])) > 0
+
+_upgrade_pending if {
+	_extension
+	is_object(object.get(input, "candidate", null))
+}
 
 _applies if {
 	_upgrade_pending
@@ -199,11 +225,16 @@ _applies if {
 	_first_install_applies == true
 }
 
-_subject := sprintf("the upgrade to %s", [_current_name]) if _installed_name
-
-_subject := sprintf("the install of %s", [_current_name]) if not _installed_name
-
-_subject := "the pending install" if not _current_name
+_subject := sprintf("the upgrade of ClusterExtension %s to %v", [_extension_name, _candidate_version]) if {
+	_extension
+	_installed_name
+} else := sprintf("the install of ClusterExtension %s at %v", [_extension_name, _candidate_version]) if {
+	_extension
+} else := "the pending install" if {
+	not _current_name
+} else := sprintf("the upgrade to %s", [_current_name]) if {
+	_installed_name
+} else := sprintf("the install of %s", [_current_name])
 
 # --- recheckAt -------------------------------------------------------------------------------
 

@@ -202,3 +202,53 @@ test_no_recheck_when_the_pack_holds_nothing if {
 	count(freeze.recheck_at) == 0 with input as _upgrade("2024-12-01T00:00:00Z") with data.tollgate.config.packs.freeze as _cfg([{"start": "2024-12-20T00:00:00Z", "end": "soon"}])
 	count(freeze.recheck_at) == 0 with input as _upgrade("2024-12-01T00:00:00Z") with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"namespaces": ["other"]})])
 }
+
+# --- extension documents -----------------------------------------------------------------------
+
+_extension(now, installed, candidate) := {
+	"apiVersion": "tollgate.dev/extension/v1",
+	"extension": {
+		"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension",
+		"metadata": {"name": "tollgate-demo"},
+		"spec": {"namespace": "demo", "source": {"sourceType": "Catalog", "catalog": {"packageName": "tollgate-demo", "version": "1.0.0"}}},
+	},
+	"installed": installed,
+	"candidate": candidate,
+	"catalogs": [], "catalogErrors": [], "operands": [], "gate": null, "config": {},
+	"now": now,
+}
+
+_v100 := {"name": "tollgate-demo.v1.0.0", "version": "1.0.0"}
+
+_v110 := {"name": "tollgate-demo.v1.1.0", "package": "tollgate-demo", "version": "1.1.0", "catalog": "demo-catalog", "channels": ["stable"], "deprecations": []}
+
+test_an_extension_upgrade_during_a_freeze_is_held if {
+	freeze.deny == {{
+		"code": "ChangeFreeze",
+		"title": "A change freeze is in force",
+		"message": "the upgrade of ClusterExtension tollgate-demo to 1.1.0 is frozen until 2025-01-06T00:00:00+01:00: end-of-year freeze (CHG-1234)",
+		"facts": ["the change freeze from 2024-12-20T00:00:00Z until 2025-01-06T00:00:00+01:00 is in force at 2024-12-24T12:00:00Z (input.now): end-of-year freeze (CHG-1234)"],
+		"lift": [{"text": "wait until 2025-01-06T00:00:00+01:00, when this freeze ends"}, _end_period],
+	}} with input as _extension("2024-12-24T12:00:00Z", _v100, _v110)
+		with data.tollgate.config.packs.freeze as _cfg([_holidays])
+	freeze.recheck_at == {time.parse_rfc3339_ns("2025-01-06T00:00:00+01:00")} with input as _extension("2024-12-24T12:00:00Z", _v100, _v110)
+		with data.tollgate.config.packs.freeze as _cfg([_holidays])
+}
+
+test_an_extension_without_a_candidate_is_not_held if {
+	count(freeze.deny) == 0 with input as _extension("2024-12-24T12:00:00Z", _v100, null) with data.tollgate.config.packs.freeze as _cfg([_holidays])
+}
+
+test_an_extension_first_install_is_held_by_default if {
+	[d.message | some d in freeze.deny] == ["the install of ClusterExtension tollgate-demo at 1.1.0 is frozen until 2025-01-06T00:00:00+01:00: end-of-year freeze (CHG-1234)"] with input as _extension("2024-12-24T12:00:00Z", null, _v110)
+		with data.tollgate.config.packs.freeze as _cfg([_holidays])
+	count(freeze.deny) == 0 with input as _extension("2024-12-24T12:00:00Z", null, _v110)
+		with data.tollgate.config.packs.freeze as {"periods": [_holidays], "firstInstall": false}
+}
+
+test_an_extension_period_selects_by_install_namespace_and_package if {
+	_codes(freeze.deny) == {"ChangeFreeze"} with input as _extension("2024-12-24T12:00:00Z", _v100, _v110)
+		with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"namespaces": ["demo"], "packages": ["tollgate-demo"]})])
+	count(freeze.deny) == 0 with input as _extension("2024-12-24T12:00:00Z", _v100, _v110)
+		with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"namespaces": ["operators"]})])
+}

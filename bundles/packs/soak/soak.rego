@@ -79,6 +79,51 @@ deny contains denial if {
 	)
 }
 
+# An extension document (tollgate.dev/extension/v1, an OLM v1 ClusterExtension and a candidate
+# successor bundle) carries no timestamp of the candidate: no CSV or InstallPlan the cluster
+# created for it, no createdAt annotation. The pack cannot tell how long it has been known, so it
+# holds the move (fail closed) while a soak time applies to the package.
+
+# METADATA
+# title: The soak pack cannot tell since when a ClusterExtension's successor is known
+# custom:
+#   code: SoakStartUnknown
+deny contains denial if {
+	_extension_applies
+	_soak_ns > 0
+	name := object.get(input, ["extension", "metadata", "name"], "")
+	to := object.get(input, ["candidate", "version"], "")
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("cannot tell since when version %v of package %s is known: the extension document of ClusterExtension %s carries no timestamp of its successor bundles, so its soak time of %s cannot be checked", [to, _package, name, _duration(_soak_ns)]),
+		[
+			sprintf("ClusterExtension %s may move to %v; OLM v1 creates no CSV or InstallPlan before it installs a bundle, and the catalog gives no time for it", [name, to]),
+			_soak_fact,
+		],
+		[
+			_no_soak_remedy,
+			{"text": "or an admin waives SoakStartUnknown on the ClusterExtension's ExtensionGate once the version has soaked elsewhere"},
+		],
+	)
+}
+
+_extension if input.apiVersion == "tollgate.dev/extension/v1"
+
+_extension_applies if {
+	_extension
+	count(_config_errors) == 0
+	is_object(object.get(input, "candidate", null))
+	is_object(object.get(input, "installed", null))
+}
+
+_extension_applies if {
+	_extension
+	count(_config_errors) == 0
+	is_object(object.get(input, "candidate", null))
+	object.get(input, "installed", null) == null
+	_first_install_applies == true
+}
+
 _layouts := "RFC 3339 (2019-08-19T12:00:00Z), 2019-08-19 12:00:00 (UTC) or 2019-08-19 (midnight UTC)"
 
 # The createdAt annotations of the new version, as [where, value]: on its CSV, and on its
@@ -174,7 +219,9 @@ else := {}
 
 _default_hours := 24
 
-_package := object.get(input, ["subscription", "spec", "name"], "")
+_package := object.get(input, ["extension", "spec", "source", "catalog", "packageName"], "") if {
+	_extension
+} else := object.get(input, ["subscription", "spec", "name"], "")
 
 _hours := object.get(_settings, ["packages", _package, "hours"], object.get(_settings, "hours", _default_hours))
 

@@ -308,3 +308,41 @@ test_no_recheck_once_soaked_without_a_start_or_without_a_soak_time if {
 	_rechecks(_upgrade(_noon), {"hours": "a day"}) == set()
 	_rechecks(_input(_noon, "etcd.v0.9.4", "etcd.v0.9.4", []), {}) == set()
 }
+
+# --- extension documents -----------------------------------------------------------------------
+
+_extension(installed, candidate) := {
+	"apiVersion": "tollgate.dev/extension/v1",
+	"extension": {
+		"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension",
+		"metadata": {"name": "tollgate-demo"},
+		"spec": {"namespace": "demo", "source": {"sourceType": "Catalog", "catalog": {"packageName": "tollgate-demo", "version": "1.0.0"}}},
+	},
+	"installed": installed,
+	"candidate": candidate,
+	"catalogs": [], "catalogErrors": [], "operands": [], "gate": null, "config": {},
+	"now": "2026-11-22T10:00:00Z",
+}
+
+_v100 := {"name": "tollgate-demo.v1.0.0", "version": "1.0.0"}
+
+_v110 := {"name": "tollgate-demo.v1.1.0", "package": "tollgate-demo", "version": "1.1.0", "catalog": "demo-catalog", "channels": ["stable"], "deprecations": []}
+
+test_an_extension_upgrade_cannot_be_judged_and_is_held if {
+	ds := soak.deny with input as _extension(_v100, _v110)
+	[[d.code, d.message] | some d in ds] == [[
+		"SoakStartUnknown",
+		"cannot tell since when version 1.1.0 of package tollgate-demo is known: the extension document of ClusterExtension tollgate-demo carries no timestamp of its successor bundles, so its soak time of 24h00m cannot be checked",
+	]]
+	count(soak.recheck_at) == 0 with input as _extension(_v100, _v110)
+}
+
+test_an_extension_without_soak_time_or_candidate_is_not_held if {
+	count(soak.deny) == 0 with input as _extension(_v100, _v110) with data.tollgate.config.packs.soak as {"packages": {"tollgate-demo": {"hours": 0}}}
+	count(soak.deny) == 0 with input as _extension(_v100, null)
+}
+
+test_an_extension_first_install_only_with_first_install if {
+	count(soak.deny) == 0 with input as _extension(null, _v110)
+	count(soak.deny) == 1 with input as _extension(null, _v110) with data.tollgate.config.packs.soak as {"firstInstall": true}
+}

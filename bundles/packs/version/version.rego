@@ -37,7 +37,7 @@ deny contains denial if {
 	_part(to, 0) > _part(from, 0)
 	denial := _denial(
 		rego.metadata.rule(),
-		sprintf("the upgrade of %s from %s to %s crosses a major version; it waits for an admin (override MajorVersionUpgrade on the UpgradeGate) or holdMajor: false", [_package, from, to]),
+		sprintf("the upgrade of %s from %s to %s crosses a major version; it waits for an admin (override MajorVersionUpgrade on the %s) or holdMajor: false", [_package, from, to, _gate_kind]),
 		array.concat(
 			[
 				sprintf("the upgrade of %s goes from %s (%s) to %s (%s): major version %d to %d", [_package, from, _installed_name, to, _current_name, _part(from, 0), _part(to, 0)]),
@@ -62,7 +62,7 @@ deny contains denial if {
 	_part(to, 1) > _part(from, 1)
 	denial := _denial(
 		rego.metadata.rule(),
-		sprintf("the upgrade of %s from %s to %s crosses a minor version; it waits for an admin (override MinorVersionUpgrade on the UpgradeGate) or holdMinor: false", [_package, from, to]),
+		sprintf("the upgrade of %s from %s to %s crosses a minor version; it waits for an admin (override MinorVersionUpgrade on the %s) or holdMinor: false", [_package, from, to, _gate_kind]),
 		array.concat(
 			[
 				sprintf("the upgrade of %s goes from %s (%s) to %s (%s): minor version %d.%d to %d.%d", [_package, from, _installed_name, to, _current_name, _part(from, 0), _part(from, 1), _part(to, 0), _part(to, 1)]),
@@ -96,6 +96,7 @@ _release_remedy(key, jumps) := {
 deny contains denial if {
 	_applies
 	some which, name in _unknown_versions
+	not _extension
 	denial := _denial(
 		rego.metadata.rule(),
 		sprintf("cannot tell the version of the %s CSV %s (no spec.version, no PackageManifest entry, no semantic version at the end of its name), so the version policy cannot clear it", [which, name]),
@@ -104,7 +105,28 @@ deny contains denial if {
 	)
 }
 
-_unknown_remedy["target"] := {"text": sprintf("the source catalog's PackageManifest lists %s with currentCSVDesc.version", [_current_name])}
+# METADATA
+# title: A version the policy needs cannot be determined
+# custom:
+#   code: VersionUnknown
+deny contains denial if {
+	_applies
+	some which, name in _unknown_versions
+	_extension
+	given := object.get(input, [_extension_key[which], "version"], null)
+	denial := _denial(
+		rego.metadata.rule(),
+		sprintf("cannot tell the version of the %s bundle %s of ClusterExtension %s (%v is not a semantic version), so the version policy cannot clear it", [which, name, _extension_name, given]),
+		[sprintf("the %s bundle %s of ClusterExtension %s has version %v (input.%s.version), which is not a semantic version", [which, name, _extension_name, given, _extension_key[which]])],
+		[_unknown_remedy[which]],
+	)
+}
+
+_unknown_remedy["target"] := {"text": sprintf("the source catalog's PackageManifest lists %s with currentCSVDesc.version", [_current_name])} if not _extension
+
+_unknown_remedy["target"] := {"text": sprintf("the catalog gives bundle %s a semantic version (its olm.package property)", [_current_name])} if _extension
+
+_extension_key := {"target": "candidate", "installed": "installed"}
 
 _unknown_remedy["installed"] := {
 	"text": sprintf("an admin sets holdMajor: false and holdMinor: false for package %s (data.tollgate.config.packs.version; the ConfigMaps labelled tollgate.dev/policy=data hold it), so that the installed version does not matter:", [_package]),
@@ -150,7 +172,9 @@ _settings := _config if is_object(_config)
 
 else := {}
 
-_package := object.get(input, ["subscription", "spec", "name"], "")
+_package := object.get(input, ["extension", "spec", "source", "catalog", "packageName"], "") if {
+	_extension
+} else := object.get(input, ["subscription", "spec", "name"], "")
 
 _package_config := c if {
 	c := object.get(_settings, ["packages", _package], {})
@@ -211,14 +235,41 @@ _path(where, key) := sprintf("%s.%s", [where, key]) if where != ""
 
 # --- which Subscriptions the pack looks at -------------------------------------------------------
 
+# An extension document (tollgate.dev/extension/v1) is about a ClusterExtension: its installed
+# bundle (input.installed) and a candidate successor (input.candidate, null when there is none),
+# each with its name and version as the catalog gives them.
+_extension if input.apiVersion == "tollgate.dev/extension/v1"
+
+_extension_name := object.get(input, ["extension", "metadata", "name"], "")
+
+_gate_kind := "ExtensionGate" if {
+	_extension
+} else := "UpgradeGate"
+
 _installed_name := n if {
+	not _extension
 	n := object.get(input, ["subscription", "status", "installedCSV"], "")
 	is_string(n)
 	n != ""
 }
 
+_installed_name := n if {
+	_extension
+	n := object.get(input, ["installed", "name"], "")
+	is_string(n)
+	n != ""
+}
+
 _current_name := n if {
+	not _extension
 	n := object.get(input, ["subscription", "status", "currentCSV"], "")
+	is_string(n)
+	n != ""
+}
+
+_current_name := n if {
+	_extension
+	n := object.get(input, ["candidate", "name"], "")
 	is_string(n)
 	n != ""
 }
@@ -226,6 +277,11 @@ _current_name := n if {
 _upgrade_pending if _current_name != object.get(input, ["subscription", "status", "installedCSV"], "")
 
 _upgrade_pending if count(object.get(input, "pendingInstallPlans", [])) > 0
+
+_upgrade_pending if {
+	_extension
+	is_object(object.get(input, "candidate", null))
+}
 
 _applies if {
 	_upgrade_pending
@@ -238,9 +294,15 @@ _applies if {
 # input.versions gives it (the CSV's spec.version, the plan's olm.package property or CSV step,
 # the PackageManifest), else, as a last resort that the denials say, the name's suffix. OLM
 # never derives a version from a name: a bundle version always wins over it.
-_target_version := _csv_version(_current_name)
+_target_version := _csv_version(_current_name) if not _extension
 
-_installed_version := _csv_version(_installed_name)
+_installed_version := _csv_version(_installed_name) if not _extension
+
+# An extension's versions are the catalog's (the olm.package property OLM v1 reads): never
+# derived from a name.
+_target_version := _semver(object.get(input, ["candidate", "version"], "")) if _extension
+
+_installed_version := _semver(object.get(input, ["installed", "version"], "")) if _extension
 
 _unknown_versions["target"] := _current_name if not _target_version
 
@@ -286,6 +348,14 @@ _name_version(name) := v if {
 _version_facts := [fact |
 	some name in [_installed_name, _current_name]
 	fact := _version_fact(name)
+] if {
+	not _extension
+} else := [fact |
+	some [name, v, from] in [
+		[_installed_name, _installed_version, "status.install.bundle of the ClusterExtension"],
+		[_current_name, _target_version, "the catalog"],
+	]
+	fact := sprintf("the version of %s (%s) is its bundle's, from %s", [name, v, from])
 ]
 
 _version_fact(name) := sprintf("the version of %s (%s) is its bundle's, from %s", [name, v, from]) if {

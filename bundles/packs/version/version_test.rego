@@ -338,3 +338,59 @@ test_with_versions_the_name_is_the_last_resort if {
 	d.code == "MajorVersionUpgrade"
 	_name_fact("etcdoperator.v1.0.0", "1.0.0") in d.facts
 }
+
+# --- extension documents -----------------------------------------------------------------------
+
+_extension(installed, candidate) := {
+	"apiVersion": "tollgate.dev/extension/v1",
+	"extension": {
+		"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension",
+		"metadata": {"name": "tollgate-demo"},
+		"spec": {"namespace": "demo", "source": {"sourceType": "Catalog", "catalog": {"packageName": "tollgate-demo", "version": "1.0.0"}}},
+	},
+	"installed": installed,
+	"candidate": candidate,
+	"catalogs": [], "catalogErrors": [], "operands": [], "gate": null, "config": {},
+	"now": "2026-11-22T10:00:00Z",
+}
+
+_bundle(version) := {"name": sprintf("tollgate-demo.v%s", [version]), "package": "tollgate-demo", "version": version, "catalog": "demo-catalog", "channels": ["stable"], "deprecations": []}
+
+test_an_extension_minor_upgrade_passes_by_default if {
+	count(version.deny) == 0 with input as _extension({"name": "tollgate-demo.v1.0.0", "version": "1.0.0"}, _bundle("1.1.0"))
+}
+
+test_an_extension_without_a_candidate_is_not_judged if {
+	count(version.deny) == 0 with input as _extension({"name": "tollgate-demo.v1.0.0", "version": "1.0.0"}, null)
+}
+
+test_an_extension_major_upgrade_is_held if {
+	some d in version.deny with input as _extension({"name": "tollgate-demo.v1.0.0", "version": "1.0.0"}, _bundle("2.0.0"))
+	d.code == "MajorVersionUpgrade"
+	d.message == "the upgrade of tollgate-demo from 1.0.0 to 2.0.0 crosses a major version; it waits for an admin (override MajorVersionUpgrade on the ExtensionGate) or holdMajor: false"
+	d.facts == [
+		"the upgrade of tollgate-demo goes from 1.0.0 (tollgate-demo.v1.0.0) to 2.0.0 (tollgate-demo.v2.0.0): major version 1 to 2",
+		"holdMajor is true for package tollgate-demo (the default)",
+		"the version of tollgate-demo.v1.0.0 (1.0.0) is its bundle's, from status.install.bundle of the ClusterExtension",
+		"the version of tollgate-demo.v2.0.0 (2.0.0) is its bundle's, from the catalog",
+	]
+}
+
+test_an_extension_minor_hold_and_ranges_apply if {
+	cfg := {"holdMinor": true, "packages": {"tollgate-demo": {"denied": ["1.1.0"]}}}
+	codes := {d.code | some d in version.deny} with input as _extension({"name": "tollgate-demo.v1.0.0", "version": "1.0.0"}, _bundle("1.1.0"))
+		with data.tollgate.config.packs.version as cfg
+	codes == {"MinorVersionUpgrade", "VersionNotAllowed"}
+	some d in version.deny with input as _extension({"name": "tollgate-demo.v1.0.0", "version": "1.0.0"}, _bundle("1.1.0"))
+		with data.tollgate.config.packs.version as cfg
+	d.code == "MinorVersionUpgrade"
+	contains(d.message, "(override MinorVersionUpgrade on the ExtensionGate)")
+}
+
+test_an_extension_version_that_is_no_semver_is_unknown if {
+	ds := version.deny with input as _extension({"name": "tollgate-demo.v1.0.0", "version": "1.0.0"}, object.union(_bundle("1.1.0"), {"version": "latest"}))
+	[d.message | some d in ds] == ["cannot tell the version of the target bundle tollgate-demo.v1.1.0 of ClusterExtension tollgate-demo (latest is not a semantic version), so the version policy cannot clear it"]
+	[d.lift | some d in ds] == [[{"text": "the catalog gives bundle tollgate-demo.v1.1.0 a semantic version (its olm.package property)"}]]
+	ds2 := version.deny with input as _extension({"name": "tollgate-demo.v1.0.0", "version": ""}, _bundle("1.1.0"))
+	[d.facts | some d in ds2] == [["the installed bundle tollgate-demo.v1.0.0 of ClusterExtension tollgate-demo has version  (input.installed.version), which is not a semantic version"]]
+}

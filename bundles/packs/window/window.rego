@@ -20,7 +20,7 @@ deny contains denial if {
 	denial := _denial(
 		rego.metadata.rule(),
 		_outside_message,
-		[sprintf("none of the maintenance windows of this Subscription is open at %s (input.now): %s", [input.now, concat("; ", sort([_describe(w) | some w in _windows]))])],
+		[sprintf("none of the maintenance windows of this %s is open at %s (input.now): %s", [_kind, input.now, concat("; ", sort([_describe(w) | some w in _windows]))])],
 		array.concat(
 			[
 				{"text": sprintf("wait until the next window opens: %s, in %s", [_next_opening[1], _duration(_next_opening[0] - _now_ns)])},
@@ -184,8 +184,25 @@ _day(d) := short if {
 
 # --- which Subscriptions the pack looks at -------------------------------------------------------
 
+# An extension document (tollgate.dev/extension/v1) is about a ClusterExtension: its installed
+# bundle (input.installed, null on a first install) and a candidate successor (input.candidate;
+# null when there is nothing to move to).
+_extension if input.apiVersion == "tollgate.dev/extension/v1"
+
+_kind := "ClusterExtension" if {
+	_extension
+} else := "Subscription"
+
 _installed_name := n if {
+	not _extension
 	n := object.get(input, ["subscription", "status", "installedCSV"], "")
+	is_string(n)
+	n != ""
+}
+
+_installed_name := n if {
+	_extension
+	n := object.get(input, ["installed", "name"], "")
 	is_string(n)
 	n != ""
 }
@@ -200,6 +217,11 @@ _upgrade_pending if _current_name != object.get(input, ["subscription", "status"
 
 _upgrade_pending if count(object.get(input, "pendingInstallPlans", [])) > 0
 
+_upgrade_pending if {
+	_extension
+	is_object(object.get(input, "candidate", null))
+}
+
 _applies if {
 	_upgrade_pending
 	_installed_name
@@ -211,9 +233,13 @@ _applies if {
 	_first_install_applies == true
 }
 
-_namespace := object.get(input, ["subscription", "metadata", "namespace"], "")
+_namespace := object.get(input, ["extension", "spec", "namespace"], "") if {
+	_extension
+} else := object.get(input, ["subscription", "metadata", "namespace"], "")
 
-_package := object.get(input, ["subscription", "spec", "name"], "")
+_package := object.get(input, ["extension", "spec", "source", "catalog", "packageName"], "") if {
+	_extension
+} else := object.get(input, ["subscription", "spec", "name"], "")
 
 _selects(w) if {
 	_in_list_or_absent(w, "namespaces", _namespace)
@@ -307,9 +333,20 @@ _next_opening := min(_openings)
 
 _outside_message := sprintf("%s waits for a maintenance window: none is open at %s; the next opens %s, in %s", [_subject, input.now, _next_opening[1], _duration(_next_opening[0] - _now_ns)])
 
-_subject := sprintf("the upgrade to %s", [_current_name])
-
-_subject := "the pending install" if not _current_name
+_subject := sprintf("the upgrade of ClusterExtension %s to %v", [
+	object.get(input, ["extension", "metadata", "name"], ""),
+	object.get(input, ["candidate", "version"], ""),
+]) if {
+	_extension
+	_installed_name
+} else := sprintf("the install of ClusterExtension %s at %v", [
+	object.get(input, ["extension", "metadata", "name"], ""),
+	object.get(input, ["candidate", "version"], ""),
+]) if {
+	_extension
+} else := "the pending install" if {
+	not _current_name
+} else := sprintf("the upgrade to %s", [_current_name])
 
 _duration(ns) := sprintf("%dd%dh%02dm", [d, h, m]) if {
 	total := ceil(ns / _ns_per_minute)

@@ -297,3 +297,47 @@ test_no_recheck_when_the_pack_holds_nothing if {
 	count(window.recheck_at) == 0 with input as _upgrade(_wednesday_noon)
 	count(window.recheck_at) == 0 with input as _upgrade(_wednesday_noon) with data.tollgate.config.packs.window as {"windows": [{"start": "25:00", "end": "06:00"}]}
 }
+
+# --- extension documents -----------------------------------------------------------------------
+
+_extension(now, installed, candidate) := {
+	"apiVersion": "tollgate.dev/extension/v1",
+	"extension": {
+		"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension",
+		"metadata": {"name": "tollgate-demo"},
+		"spec": {"namespace": "demo", "source": {"sourceType": "Catalog", "catalog": {"packageName": "tollgate-demo", "version": "1.0.0"}}},
+	},
+	"installed": installed,
+	"candidate": candidate,
+	"catalogs": [], "catalogErrors": [], "operands": [], "gate": null, "config": {},
+	"now": now,
+}
+
+_v100 := {"name": "tollgate-demo.v1.0.0", "version": "1.0.0"}
+
+_v110 := {"name": "tollgate-demo.v1.1.0", "package": "tollgate-demo", "version": "1.1.0", "catalog": "demo-catalog", "channels": ["stable"], "deprecations": []}
+
+test_an_extension_upgrade_outside_every_window_is_held if {
+	some d in window.deny with input as _extension(_wednesday_noon, _v100, _v110) with data.tollgate.config.packs.window as _weekend
+	d.message == "the upgrade of ClusterExtension tollgate-demo to 1.1.0 waits for a maintenance window: none is open at 2024-06-05T12:00:00Z; the next opens Sat 2024-06-08 02:00 Europe/Berlin, in 2d12h00m"
+	d.facts == ["none of the maintenance windows of this ClusterExtension is open at 2024-06-05T12:00:00Z (input.now): Sat, Sun 02:00-06:00 Europe/Berlin"]
+	count(window.recheck_at) > 0 with input as _extension(_wednesday_noon, _v100, _v110) with data.tollgate.config.packs.window as _weekend
+}
+
+test_an_extension_upgrade_inside_a_window_or_without_a_candidate_is_not_held if {
+	count(window.deny) == 0 with input as _extension(_saturday_3am_berlin, _v100, _v110) with data.tollgate.config.packs.window as _weekend
+	count(window.deny) == 0 with input as _extension(_wednesday_noon, _v100, null) with data.tollgate.config.packs.window as _weekend
+}
+
+test_an_extension_first_install_only_with_first_install if {
+	count(window.deny) == 0 with input as _extension(_wednesday_noon, null, _v110) with data.tollgate.config.packs.window as _weekend
+	some d in window.deny with input as _extension(_wednesday_noon, null, _v110) with data.tollgate.config.packs.window as object.union(_weekend, {"firstInstall": true})
+	startswith(d.message, "the install of ClusterExtension tollgate-demo at 1.1.0 waits")
+}
+
+test_an_extension_window_selects_by_install_namespace_and_package if {
+	count(window.deny) == 0 with input as _extension(_wednesday_noon, _v100, _v110)
+		with data.tollgate.config.packs.window as {"windows": [object.union(_weekend.windows[0], {"namespaces": ["operators"]})]}
+	count(window.deny) == 1 with input as _extension(_wednesday_noon, _v100, _v110)
+		with data.tollgate.config.packs.window as {"windows": [object.union(_weekend.windows[0], {"namespaces": ["demo"], "packages": ["tollgate-demo"]})]}
+}
