@@ -24,6 +24,8 @@ type pinMove struct {
 	reason  string
 	message string
 	event   string // the event to record when the write lands; "" for none
+	// tookBack is the pin someone else set, which this one takes back; nil for none.
+	tookBack *string
 }
 
 func (m pinMove) condition(generation int64) metav1.Condition {
@@ -50,7 +52,7 @@ func (r *ExtensionReconciler) nextPin(gate *tollgatev1alpha1.ExtensionGate, ext 
 		return pinMove{pin: current, write: true, owned: true, reason: "Adopted", message: fmt.Sprintf("Tollgate owns spec.source.catalog.version, found at %s", current)}
 	case !owned:
 		msg := fmt.Sprintf("spec.source.catalog.version was %q, which Tollgate did not set (its last pin: %q); Tollgate set it back to %s", current, rec.Version, out.Target)
-		return pinMove{pin: out.Target, write: true, owned: true, reason: "Reclaimed", message: msg, event: "PinReclaimed"}
+		return pinMove{pin: out.Target, write: true, owned: true, reason: "Reclaimed", message: msg, event: "PinReclaimed", tookBack: &current}
 	case below(out.Installed, current):
 		return pinMove{pin: current, owned: true, reason: "Upgrading", message: fmt.Sprintf("OLM v1 is installing %s, the pin Tollgate set (installed: %s)", current, out.Installed)}
 	case current != out.Target:
@@ -97,7 +99,7 @@ func (r *ExtensionReconciler) setPin(ctx context.Context, ext *olmv1.ClusterExte
 		return fmt.Errorf("ClusterExtension %s has no spec.source.catalog to pin", ext.Name)
 	}
 	base := ext.DeepCopy()
-	rec := tollgatev1alpha1.PinRecord{Version: move.pin, Installed: out.Installed, PinnedAt: metav1.NewTime(r.now())}
+	rec := tollgatev1alpha1.PinRecord{Version: move.pin, Installed: out.Installed, TookBackFrom: move.tookBack, PinnedAt: metav1.NewTime(r.now())}
 	if d, ok := decisionFor(out, move.pin); ok {
 		rec.PolicyRevision, rec.InputDigest = d.Result.Revision, engine.Digest(d.Input)
 	}

@@ -128,8 +128,14 @@ func TestEmptyVersionIsTakenBack(t *testing.T) {
 	w.startTollgate()
 
 	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{Version: "<1.2.0"})
-	w.waitGate(pkgName, "took the pin back", pinOwned("Reclaimed"))
-	require.Equal(t, "1.1.0", w.pinOfExtension(pkgName))
+	w.waitFor(clusterExtensionKind, pkgName, "pinned at 1.1.0", func(u *unstructured.Unstructured) bool {
+		return nestedString(u, "spec", "source", "catalog", "version") == "1.1.0"
+	})
+	rec, ok := w.pinRecord(pkgName)
+	require.True(t, ok, "the pin's record")
+	require.NotNil(t, rec.TookBackFrom, "the record says the pin was taken back")
+	require.Empty(t, *rec.TookBackFrom, "from no version at all")
+	w.waitEvent(pkgName, "PinReclaimed")
 
 	digest := w.republish("catalog-v2")
 	w.waitGate(pkgName, "decided on revision 2", func(g *tollgatev1alpha1.ExtensionGate) bool {

@@ -48,7 +48,7 @@ type extensionSpec struct {
 	namespace      string // to install into
 	serviceAccount string // in namespace, that operator-controller installs as
 	pkg            string
-	version        string // the pin: a version or a range
+	version        string // the pin: a version or a range; empty for none (every version)
 	channels       []string
 	catalog        string // the ClusterCatalog to take the package from
 }
@@ -74,6 +74,9 @@ func clusterExtension(name string, s extensionSpec) *unstructured.Unstructured {
 				"upgradeConstraintPolicy": "CatalogProvided",
 			},
 		},
+	}
+	if s.version == "" { // an empty version is refused: the field is left out
+		unstructured.RemoveNestedField(u.Object, "spec", "source", "catalog", "version")
 	}
 	return u
 }

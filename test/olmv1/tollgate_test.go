@@ -281,3 +281,23 @@ func (w *world) setWidgetDegraded(u *unstructured.Unstructured, status metav1.Co
 	require.NoError(w.t, unstructured.SetNestedSlice(u.Object, conds, "status", "conditions"))
 	require.NoError(w.t, w.c.Patch(w.ctx, u, client.MergeFrom(before)))
 }
+
+// waitEvent waits for an event of reason about the cluster-scoped object name.
+func (w *world) waitEvent(name, reason string) {
+	w.t.Helper()
+	var seen []string
+	w.eventually("an event "+reason+" about "+name, func() bool {
+		events := &corev1.EventList{}
+		if err := w.c.List(w.ctx, events); err != nil {
+			return false
+		}
+		seen = seen[:0]
+		for _, e := range events.Items {
+			seen = append(seen, e.InvolvedObject.Name+": "+e.Reason+": "+e.Message)
+			if e.InvolvedObject.Name == name && e.Reason == reason {
+				return true
+			}
+		}
+		return false
+	}, func() string { return strings.Join(seen, "\n") })
+}

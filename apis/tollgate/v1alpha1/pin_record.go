@@ -27,6 +27,9 @@ type PinRecord struct {
 	// installed version, which no decision moves).
 	PolicyRevision string `json:"policyRevision,omitempty"`
 	InputDigest    string `json:"inputDigest,omitempty"`
+	// TookBackFrom is the version someone else had set (empty: none, every version), when this
+	// pin took it back.
+	TookBackFrom *string `json:"tookBackFrom,omitempty"`
 	// PinnedAt is when Tollgate set it.
 	PinnedAt metav1.Time `json:"pinnedAt"`
 }
