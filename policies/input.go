@@ -52,6 +52,9 @@ var InputV1 = []InputKey{
 	{"config", Object, true},
 }
 
+// ExtensionAPIVersion is input.apiVersion of an extension document.
+const ExtensionAPIVersion = "tollgate.dev/extension/v1"
+
 // ExtensionV1 are the keys of extension document version 1 (input.apiVersion
 // "tollgate.dev/extension/v1"), in README.md's order: one document per ClusterExtension and
 // candidate successor bundle. Tests hold README.md's table and tollgate.main's _extension_keys to

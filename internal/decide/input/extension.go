@@ -10,14 +10,11 @@ import (
 	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/decide/fbc"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
-// ExtensionAPIVersion is the version of the extension document (policies/README.md,
-// "Extension document, version 1"): the facts of one OLM v1 ClusterExtension and one
-// successor bundle it could be moved to.
-const ExtensionAPIVersion = "tollgate.dev/extension/v1"
-
-// Extension is what an extension document is built from, apart from the candidate.
+// Extension is what an extension document (policies/README.md, "Extension document, version
+// 1") is built from, apart from the candidate: the facts of one OLM v1 ClusterExtension.
 type Extension struct {
 	Extension *olmv1.ClusterExtension
 	// Catalogs are the ClusterCatalogs its selector selects, sorted by name.
@@ -44,7 +41,7 @@ type ExtensionCandidate struct {
 func (x *Extension) Document(candidate *ExtensionCandidate, cfg Config, now time.Time) map[string]any {
 	cfg = cfg.WithDefaults()
 	return map[string]any{
-		"apiVersion":             ExtensionAPIVersion,
+		"apiVersion":             policies.ExtensionAPIVersion,
 		"extension":              object(x.Extension.DeepCopy()),
 		"catalogs":               objects(copies(x.Catalogs)),
 		"catalogErrors":          x.catalogErrors(),
