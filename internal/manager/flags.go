@@ -36,6 +36,7 @@ type Flags struct {
 	burst            int
 	serving          controllers.ServingOptions
 	decisionLog      decisionLogFlags
+	olm              olmFlags
 	zap              zap.Options
 }
 
@@ -56,6 +57,7 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.serving.LeaderElect, "leader-elect", false, "elect a leader, so only one replica acts")
 	fs.StringVar(&f.serving.PprofAddr, "pprof-bind-address", "0", "address of Go's profiles (/debug/pprof/), for diagnosis; 0 disables it")
 	f.decisionLog.addFlags(fs)
+	f.olm.addFlags(fs)
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	f.zap.BindFlags(goFlags)
 	fs.AddGoFlagSet(goFlags)
@@ -73,7 +75,9 @@ func (f *Flags) addPolicyFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.evalTimeout, "evaluation-timeout", engine.DefaultTimeout, "deadline of one policy evaluation; a policy that runs longer denies with PolicyError")
 }
 
-// Options checks the flags and returns the controllers' options they give.
+// Options checks the flags and returns the controllers' options they give. Extensions is
+// always set (catalogd's client, trusting --catalogd-ca-file); Run leaves out the OLM the
+// cluster does not serve or --olm does not gate.
 func (f *Flags) Options() (controllers.Options, error) {
 	mode, err := tollgatev1alpha1.ParseMode(f.defaultMode)
 	if err != nil {
@@ -85,6 +89,10 @@ func (f *Flags) Options() (controllers.Options, error) {
 	if f.evalTimeout <= 0 {
 		return controllers.Options{}, fmt.Errorf("invalid --evaluation-timeout %s: it must be positive", f.evalTimeout)
 	}
+	catalogs, err := f.olm.catalogs()
+	if err != nil {
+		return controllers.Options{}, err
+	}
 	return controllers.Options{
 		Input:                      input.Config{GlobalCatalogNamespace: f.globalCatalogNS, DefaultMode: mode},
 		TakeOverApproval:           f.takeOverApproval,
@@ -93,6 +101,8 @@ func (f *Flags) Options() (controllers.Options, error) {
 		Workers:                    f.workers,
 		PolicyNamespace:            f.policyNamespace,
 		Engine:                     engine.Options{Timeout: f.evalTimeout},
+		Extensions:                 catalogs,
+		HeldRecheck:                f.olm.heldRecheck,
 	}, nil
 }
 

@@ -30,12 +30,15 @@ func TestTheDefaultsAreTheControllersDefaults(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "")
 	opts, err := parsed(t).Options()
 	require.NoError(t, err)
+	assert.NotNil(t, opts.Extensions, "catalogd's client, left out by Run where OLM v1 is not gated")
+	opts.Extensions = nil
 	assert.Equal(t, controllers.Options{
 		Input:           input.Config{GlobalCatalogNamespace: input.DefaultGlobalCatalogNamespace, DefaultMode: tollgatev1alpha1.DefaultMode},
 		Reevaluate:      controllers.DefaultReevaluate,
 		Workers:         controllers.DefaultWorkers,
 		PolicyNamespace: policysource.DefaultNamespace,
 		Engine:          engine.Options{Timeout: engine.DefaultTimeout},
+		HeldRecheck:     controllers.DefaultHeldRecheck,
 	}, opts)
 }
 
@@ -44,7 +47,7 @@ func TestThePolicyNamespaceDefaultsToThePods(t *testing.T) {
 	opts, err := parsed(t).Options()
 	require.NoError(t, err)
 	assert.Equal(t, "gatekeeping", opts.PolicyNamespace)
-	assert.Equal(t, "gatekeeping", parsed(t).managerOptions(opts.PolicyNamespace).LeaderElectionNamespace)
+	assert.Equal(t, "gatekeeping", parsed(t).managerOptions(opts.PolicyNamespace, true).LeaderElectionNamespace)
 }
 
 func TestFlagsReachTheOptions(t *testing.T) {
@@ -73,7 +76,7 @@ func TestInvalidFlagsSayWhatToGive(t *testing.T) {
 }
 
 func TestTheManagerServesWhatItsFlagsSay(t *testing.T) {
-	o := parsed(t, "--metrics-bind-address", ":9443", "--health-probe-bind-address", ":9081", "--leader-elect", "--pprof-bind-address", ":6060").managerOptions("tollgate-system")
+	o := parsed(t, "--metrics-bind-address", ":9443", "--health-probe-bind-address", ":9081", "--leader-elect", "--pprof-bind-address", ":6060").managerOptions("tollgate-system", true)
 	assert.Equal(t, ":9443", o.Metrics.BindAddress)
 	assert.True(t, o.Metrics.SecureServing)
 	assert.Equal(t, ":9081", o.HealthProbeBindAddress)
@@ -81,7 +84,7 @@ func TestTheManagerServesWhatItsFlagsSay(t *testing.T) {
 	assert.Equal(t, controllers.LeaderElectionID, o.LeaderElectionID)
 	assert.Equal(t, ":6060", o.PprofBindAddress)
 	assert.NotNil(t, o.Scheme)
-	assert.False(t, parsed(t, "--metrics-secure=false").managerOptions("x").Metrics.SecureServing)
+	assert.False(t, parsed(t, "--metrics-secure=false").managerOptions("x", true).Metrics.SecureServing)
 }
 
 func TestWithoutADecisionLogThereIsNoLogger(t *testing.T) {

@@ -15,7 +15,8 @@ import (
 )
 
 // Run sets the process' logger and memory limit, and runs the controllers against the API
-// server of cfg until ctx ends. Every --bundle location must load first: the manager does not
+// server of cfg until ctx ends. It gates the OLM --olm names, which the API server must serve
+// (auto: each one served). Every --bundle location must load first: the manager does not
 // start without the admin's policy.
 func (f *Flags) Run(ctx context.Context, cfg *rest.Config) error {
 	opts, err := f.Options()
@@ -28,6 +29,14 @@ func (f *Flags) Run(ctx context.Context, cfg *rest.Config) error {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = f.qps, max(f.burst, int(f.qps))
+	olm, err := f.detectOLM(cfg)
+	if err != nil {
+		return err
+	}
+	opts.SkipSubscriptions = !olm.v0
+	if !olm.v1 {
+		opts.Extensions = nil
+	}
 	if len(f.bundles) > 0 {
 		bundleOpts := f.bundleTrust
 		bundleOpts.PollInterval = f.bundlePoll
@@ -40,7 +49,7 @@ func (f *Flags) Run(ctx context.Context, cfg *rest.Config) error {
 	if opts.DecisionLog, err = f.decisionLog.open(f.bundles, opts.Bundles); err != nil {
 		return err
 	}
-	mgr, err := ctrl.NewManager(cfg, f.managerOptions(opts.PolicyNamespace))
+	mgr, err := ctrl.NewManager(cfg, f.managerOptions(opts.PolicyNamespace, olm.v0))
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
@@ -54,11 +63,26 @@ func (f *Flags) Run(ctx context.Context, cfg *rest.Config) error {
 	return mgr.Start(ctx)
 }
 
-// managerOptions are controller-runtime's options: serving, scheme, cache and the Lease.
-func (f *Flags) managerOptions(policyNamespace string) ctrl.Options {
+// detectOLM asks the API server which OLM it serves, and returns what --olm gates of it.
+func (f *Flags) detectOLM(cfg *rest.Config) (olmChoice, error) {
+	s, err := discoverOLM(cfg)
+	if err != nil {
+		return olmChoice{}, err
+	}
+	olm, err := chooseOLM(f.olm.mode, s)
+	if err != nil {
+		return olm, err
+	}
+	ctrl.Log.Info("gating the upgrades of "+olm.String(), "olm", f.olm.mode)
+	return olm, nil
+}
+
+// managerOptions are controller-runtime's options: serving, scheme, cache and the Lease. v0
+// says whether OLM v0 is gated: without it, no CSV is cached.
+func (f *Flags) managerOptions(policyNamespace string, v0 bool) ctrl.Options {
 	o := f.serving.ManagerOptions()
 	o.Scheme = apis.NewScheme()
-	o.Cache = controllers.CacheOptions(policyNamespace)
+	o.Cache = controllers.CacheOptionsFor(policyNamespace, v0)
 	// In a pod, controller-runtime finds its namespace itself; elsewhere the Lease goes beside
 	// the policies, so --leader-elect works outside a cluster too.
 	o.LeaderElectionNamespace = envOr("POD_NAMESPACE", policyNamespace)
