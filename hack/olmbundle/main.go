@@ -1,16 +1,19 @@
 // Command olmbundle writes Tollgate's own OLM bundle (bundles/olm: manifests, metadata and
-// bundle.Dockerfile) from the generated CRD, the generated RBAC and the operand-reader
-// ClusterRole, the manager Deployment and the UpgradeGate sample under config/, so the bundle never drifts from them, and a file-based
+// bundle.Dockerfile) from the generated CRDs (UpgradeGate, ExtensionGate), the generated RBAC and
+// the operand-reader ClusterRole, the manager Deployment and the gate samples under config/, so
+// the bundle never drifts from them, and a file-based
 // catalog holding that bundle (bundles/catalog, and bundles/catalog.Dockerfile on the opm image
 // of the version hack/tools/olm/go.mod pins). `make manifests` runs it.
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/mod/modfile"
@@ -47,10 +50,33 @@ func main() {
 	}
 }
 
+// ownedCRD is a CRD of config/crd/bases the CSV owns, and how a console shows it.
+type ownedCRD struct {
+	file, sample, displayName, description string
+}
+
+// owned are the CRDs the bundle ships, in the order of the CSV's owned list.
+var owned = []ownedCRD{
+	{"tollgate.dev_upgradegates.yaml", "upgradegate.yaml", "Upgrade Gate", "Holds or releases the upgrades of one OLM Subscription."},
+	{"tollgate.dev_extensiongates.yaml", "extensiongate.yaml", "Extension Gate", "Owns the version pin of the OLM v1 ClusterExtension of the same name: moves it only to a version the policies allow."},
+}
+
+// readCRDs reads the owned CRDs, without their status.
+func readCRDs(root string) ([]apiextensionsv1.CustomResourceDefinition, error) {
+	crds := make([]apiextensionsv1.CustomResourceDefinition, len(owned))
+	for i, o := range owned {
+		if err := read(filepath.Join(root, "config", "crd", "bases", o.file), &crds[i]); err != nil {
+			return nil, err
+		}
+		crds[i].Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+	}
+	return crds, nil
+}
+
 // run writes the bundle into out/olm and the catalog into out/catalog.
 func run(root, out string) error {
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := read(filepath.Join(root, "config", "crd", "bases", "tollgate.dev_upgradegates.yaml"), &crd); err != nil {
+	crds, err := readCRDs(root)
+	if err != nil {
 		return err
 	}
 	role, nsRules, err := readRoles(filepath.Join(root, "config", "rbac", "role.yaml"))
@@ -61,7 +87,7 @@ func run(root, out string) error {
 	if err := read(filepath.Join(root, "config", "manager", "manager.yaml"), &deploy); err != nil {
 		return err
 	}
-	examples, err := almExamples(filepath.Join(root, "config", "samples", "upgradegate.yaml"))
+	examples, err := almExamples(filepath.Join(root, "config", "samples"))
 	if err != nil {
 		return err
 	}
@@ -79,13 +105,14 @@ func run(root, out string) error {
 	for i := range deploy.Spec.Template.Spec.Containers {
 		deploy.Spec.Template.Spec.Containers[i].Image = image
 	}
-	csv := csv(crd, role, nsRules, deploy, strings.TrimPrefix(tag, "v"), image, examples)
-	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+	csv := csv(crds, role, nsRules, deploy, strings.TrimPrefix(tag, "v"), image, examples)
 	bundle := filepath.Join(out, "olm")
 	files := map[string]any{
 		filepath.Join(bundle, "manifests", packageName+".clusterserviceversion.yaml"): csv,
-		filepath.Join(bundle, "manifests", "tollgate.dev_upgradegates.yaml"):          crdManifest(crd),
 		filepath.Join(bundle, "metadata", "annotations.yaml"):                         map[string]any{"annotations": annotationMap()},
+	}
+	for i, o := range owned {
+		files[filepath.Join(bundle, "manifests", o.file)] = crdManifest(crds[i])
 	}
 	for _, role := range extra {
 		// Named as operator-sdk names the extra manifests of a bundle.
@@ -96,7 +123,7 @@ func run(root, out string) error {
 			return err
 		}
 	}
-	fbc, err := catalog(csv, crd, bundleRepo+":"+tag)
+	fbc, err := catalog(csv, crds, bundleRepo+":"+tag)
 	if err != nil {
 		return err
 	}
@@ -192,39 +219,53 @@ LABEL operators.operatorframework.io.index.configs.v1=/configs
 `
 }
 
-// almExamples is the CSV's alm-examples annotation: the UpgradeGate sample as a JSON array,
-// without its namespace (a console creates it in the namespace at hand).
-func almExamples(path string) (string, error) {
-	var sample map[string]any
-	if err := read(path, &sample); err != nil {
-		return "", err
+// almExamples is the CSV's alm-examples annotation: the sample of each owned CRD in dir, as a
+// JSON array, without their namespace (a console creates them in the namespace at hand).
+func almExamples(dir string) (string, error) {
+	samples := make([]any, 0, len(owned))
+	for _, o := range owned {
+		var sample map[string]any
+		if err := read(filepath.Join(dir, o.sample), &sample); err != nil {
+			return "", err
+		}
+		if meta, ok := sample["metadata"].(map[string]any); ok {
+			delete(meta, "namespace")
+		}
+		samples = append(samples, sample)
 	}
-	if meta, ok := sample["metadata"].(map[string]any); ok {
-		delete(meta, "namespace")
+	// Unescaped, so a version range reads ">=0.6.0" in a console, not "\u003e=0.6.0".
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(samples); err != nil {
+		return "", fmt.Errorf("%s: %w", dir, err)
 	}
-	data, err := json.Marshal([]any{sample})
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return string(data), nil
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // catalog is the file-based catalog of the release: the package, its one channel, and the
-// bundle with the properties `opm render` would give it.
-func catalog(csv map[string]any, crd apiextensionsv1.CustomResourceDefinition, bundleImage string) (string, error) {
+// bundle with the properties `opm render` would give it (an olm.gvk for each owned CRD).
+func catalog(csv map[string]any, crds []apiextensionsv1.CustomResourceDefinition, bundleImage string) (string, error) {
 	spec := csv["spec"].(map[string]any)                   //nolint:forcetypeassert // built by csv
 	name := csv["metadata"].(map[string]any)["name"]       //nolint:forcetypeassert // built by csv
 	related := spec["relatedImages"].([]map[string]string) //nolint:forcetypeassert // built by csv
+	// opm sorts a bundle's properties by type, then value: the olm.gvk ones by group, then kind.
+	crds = slices.Clone(crds)
+	slices.SortFunc(crds, func(a, b apiextensionsv1.CustomResourceDefinition) int {
+		return cmp.Or(strings.Compare(a.Spec.Group, b.Spec.Group), strings.Compare(a.Spec.Names.Kind, b.Spec.Names.Kind))
+	})
+	var properties []map[string]any
+	for _, crd := range crds {
+		properties = append(properties, map[string]any{"type": "olm.gvk", "value": map[string]string{"group": crd.Spec.Group, "version": crd.Spec.Versions[0].Name, "kind": crd.Spec.Names.Kind}})
+	}
+	properties = append(properties, map[string]any{"type": "olm.package", "value": map[string]string{"packageName": packageName, "version": spec["version"].(string)}}) //nolint:forcetypeassert // built by csv
 	docs := []any{
 		map[string]any{"schema": "olm.package", "name": packageName, "defaultChannel": channel,
 			"description": spec["description"]},
 		map[string]any{"schema": "olm.channel", "package": packageName, "name": channel,
 			"entries": []map[string]any{{"name": name}}},
 		map[string]any{"schema": "olm.bundle", "package": packageName, "name": name, "image": bundleImage,
-			"properties": []map[string]any{
-				{"type": "olm.gvk", "value": map[string]string{"group": crd.Spec.Group, "version": crd.Spec.Versions[0].Name, "kind": crd.Spec.Names.Kind}},
-				{"type": "olm.package", "value": map[string]string{"packageName": packageName, "version": spec["version"].(string)}}, //nolint:forcetypeassert // built by csv
-			},
+			"properties": properties,
 			// opm render lists the bundle image (unnamed) beside the CSV's related images.
 			"relatedImages": append([]map[string]string{{"name": "", "image": bundleImage}}, related...),
 		},
@@ -248,12 +289,11 @@ func catalog(csv map[string]any, crd apiextensionsv1.CustomResourceDefinition, b
 // csv is the ClusterServiceVersion: the manager Deployment as its install strategy, the
 // ClusterRole as its cluster permissions, the Roles' rules (the policy ConfigMaps) and leader
 // election as its permissions in its own namespace (OLM creates them in the install namespace,
-// which the Deployment's POD_NAMESPACE makes the policy namespace), UpgradeGate as its owned
-// CRD. Tollgate watches Subscriptions, InstallPlans and operands in every namespace and its
+// which the Deployment's POD_NAMESPACE makes the policy namespace), UpgradeGate and ExtensionGate
+// as its owned CRDs. Tollgate watches Subscriptions, InstallPlans and operands in every namespace and its
 // ClusterRole grants that cluster-wide, so AllNamespaces is its only install mode: an
 // OperatorGroup narrowed to some namespaces would leave the others' upgrades ungated.
-func csv(crd apiextensionsv1.CustomResourceDefinition, role rbacv1.ClusterRole, nsRules []rbacv1.PolicyRule, deploy appsv1.Deployment, semver, image, examples string) map[string]any {
-	version := crd.Spec.Versions[0].Name
+func csv(crds []apiextensionsv1.CustomResourceDefinition, role rbacv1.ClusterRole, nsRules []rbacv1.PolicyRule, deploy appsv1.Deployment, semver, image, examples string) map[string]any {
 	return map[string]any{
 		"apiVersion": "operators.coreos.com/v1alpha1",
 		"kind":       "ClusterServiceVersion",
@@ -272,7 +312,9 @@ func csv(crd apiextensionsv1.CustomResourceDefinition, role rbacv1.ClusterRole, 
 			"displayName": "Tollgate",
 			"description": "Tollgate approves an operator's InstallPlans only when its Rego policies allow the upgrade: " +
 				"the operator says it is upgradeable, its operands are healthy, its catalog is sound, and the admins' own rules hold. " +
-				"Set installPlanApproval: Manual on the Subscriptions it should gate.",
+				"Set installPlanApproval: Manual on the Subscriptions it should gate. " +
+				"On a cluster with OLM v1, an ExtensionGate named like a ClusterExtension has Tollgate own its version pin, " +
+				"moved only to a version the policies allow.",
 			"version":        semver,
 			"maturity":       "alpha",
 			"keywords":       []string{"olm", "upgrades", "policy", "opa", "rego"},
@@ -287,10 +329,7 @@ func csv(crd apiextensionsv1.CustomResourceDefinition, role rbacv1.ClusterRole, 
 				{"type": "MultiNamespace", "supported": false},
 				{"type": "AllNamespaces", "supported": true},
 			},
-			"customresourcedefinitions": map[string]any{"owned": []map[string]string{{
-				"name": crd.Name, "version": version, "kind": crd.Spec.Names.Kind,
-				"displayName": "Upgrade Gate", "description": "Holds or releases the upgrades of one OLM Subscription.",
-			}}},
+			"customresourcedefinitions": map[string]any{"owned": ownedList(crds)},
 			"install": map[string]any{
 				"strategy": "deployment",
 				"spec": map[string]any{
@@ -305,6 +344,18 @@ func csv(crd apiextensionsv1.CustomResourceDefinition, role rbacv1.ClusterRole, 
 	}
 }
 
+// ownedList is the CSV's owned CRDs: crds, described as owned says.
+func ownedList(crds []apiextensionsv1.CustomResourceDefinition) []map[string]string {
+	out := make([]map[string]string, len(crds))
+	for i, crd := range crds {
+		out[i] = map[string]string{
+			"name": crd.Name, "version": crd.Spec.Versions[0].Name, "kind": crd.Spec.Names.Kind,
+			"displayName": owned[i].displayName, "description": owned[i].description,
+		}
+	}
+	return out
+}
+
 // crdManifest drops the fields a bundle does not carry.
 func crdManifest(crd apiextensionsv1.CustomResourceDefinition) map[string]any {
 	return map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -317,8 +368,8 @@ func crdManifest(crd apiextensionsv1.CustomResourceDefinition) map[string]any {
 // into a ClusterRole of fixed rules. The file's bindings are left out: OLM creates a bundled
 // ClusterRoleBinding as it is written, and its subject's namespace, the install namespace, is
 // known only at install time (bundles/README.md has the binding the admin creates). The
-// UpgradeGate viewer and editor roles of config/rbac are not read: OLM creates their like for
-// every CRD a CSV owns, aggregated into the built-in view, edit and admin.
+// UpgradeGate and ExtensionGate viewer and editor roles of config/rbac are not read: OLM creates
+// their like for every CRD a CSV owns, aggregated into the built-in view, edit and admin.
 func clusterRoles(path string) ([]rbacv1.ClusterRole, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
