@@ -67,7 +67,8 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		}
 		return ctrl.Result{}, r.writeMissing(ctx, gate)
 	}
-	facts, err := r.gather(ctx, gate, ext)
+	g := pin.Gatherer{Reader: r.Client, Operands: r.APIReader, Content: r.Catalogs, Mapper: r.RESTMapper(), Config: r.Input, Now: r.now()}
+	facts, err := g.Gather(ctx, gate, ext)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("gather the facts of ClusterExtension %s: %w", ext.Name, err)
 	}
@@ -105,14 +106,14 @@ func (r *ExtensionReconciler) requeueAfter(out pin.Outcome) time.Duration {
 }
 
 // writeStatus records the outcome in the gate's status when it changed.
-func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, facts gathered, out pin.Outcome, move pinMove) error {
+func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, facts pin.Gathered, out pin.Outcome, move pinMove) error {
 	pkg := ""
 	if ext.Spec.Source.Catalog != nil {
 		pkg = ext.Spec.Source.Catalog.PackageName
 	}
 	next, problems := gatestatus.NextExtension(gate.Status, gatestatus.ExtensionObservation{
 		Generation: gate.Generation, Package: pkg, Outcome: out, Pin: move.pin,
-		Catalogs: facts.digests, Extra: []metav1.Condition{move.condition(gate.Generation)}, Now: metav1.NewTime(r.now()),
+		Catalogs: facts.Digests, Extra: []metav1.Condition{move.condition(gate.Generation)}, Now: metav1.NewTime(r.now()),
 	})
 	for _, p := range problems {
 		r.Recorder.Event(gate, "Warning", "InvalidPolicyResult", p)

@@ -29,7 +29,7 @@ type evalFlags struct {
 }
 
 // evalTables are the tables of eval's -o table and wide, as --only names them.
-var evalTables = []string{"subscriptions", "plans", "catalogs"}
+var evalTables = []string{"subscriptions", "plans", "catalogs", "extensions"}
 
 func newEvalCommand() *cobra.Command {
 	f := evalFlags{output: printers.NewPrintFlags("table", "wide", "json", "yaml", "name").WithTables(evalTables...)}
@@ -54,7 +54,14 @@ Subscription that owns it. A Subscription sees the other operators of its plans 
 own decisions.
 
 A snapshot of CatalogSources alone (no Subscription) checks the catalogs before they reach a
-cluster: each one's validity and the fields at fault. A snapshot holding neither is an error.
+cluster: each one's validity and the fields at fault.
+
+OLM v1: every ClusterExtension of the snapshot is decided as the manager decides an
+ExtensionGate's: the successors of its installed bundle that OLM v1 would take, in the catalogs
+its selector selects, each judged by the policies, and the pin Tollgate would set (the highest
+allowed, else the installed version). Catalog content comes from the snapshot (kind
+CatalogContent, which 'tollgate snapshot' writes); a catalog whose content it lacks, or holds at
+another digest, holds every upgrade. A snapshot holding none of these kinds is an error.
 
 Exit status: 0 when the evaluation ran (whatever it decided); 1 on an error (unreadable
 snapshot, policies that do not compile); 3 with --fail-on-deny when any Subscription's upgrade

@@ -76,6 +76,9 @@ func (e *Evaluator) Report(ctx context.Context) (*Report, error) {
 	if r.CatalogSources, err = e.catalogSources(ctx); err != nil {
 		return nil, err
 	}
+	if r.Extensions, err = e.extensions(ctx); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

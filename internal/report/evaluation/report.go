@@ -15,6 +15,8 @@ type Report struct {
 	Subscriptions  []Subscription     `json:"subscriptions"`
 	InstallPlans   []approval.Verdict `json:"installPlans"`
 	CatalogSources []CatalogSource    `json:"catalogSources"`
+	// Extensions are the OLM v1 ClusterExtensions, when the snapshot has any.
+	Extensions []Extension `json:"extensions,omitempty"`
 }
 
 // Subscription is one Subscription's decision and the gate status that records it.
@@ -52,9 +54,11 @@ type CatalogSource struct {
 	LastObservedState string `json:"lastObservedState"`
 }
 
-// Denied says whether any Subscription's upgrade is denied.
+// Denied says whether any Subscription's upgrade is denied, or any ClusterExtension's
+// highest successor held.
 func (r *Report) Denied() bool {
-	return slices.ContainsFunc(r.Subscriptions, func(s Subscription) bool { return !s.Decision.Allowed })
+	return slices.ContainsFunc(r.Subscriptions, func(s Subscription) bool { return !s.Decision.Allowed }) ||
+		slices.ContainsFunc(r.Extensions, func(x Extension) bool { return !x.Decision.Allowed && len(x.Status.Candidates) > 0 })
 }
 
 // InvalidCatalog says whether any CatalogSource is invalid.

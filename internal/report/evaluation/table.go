@@ -34,8 +34,13 @@ func (r *Report) WriteTable(w io.Writer, o printers.TableOptions, self string) e
 		return renderPlans(w, r, o, "")
 	case "catalogs":
 		return renderCatalogs(w, r.CatalogSources, o, "")
+	case "extensions":
+		return renderExtensions(w, r.Extensions, o, "")
 	}
 	o.Title(w, "Evaluated at %s with policy revision %s.\n\n", text.Escape(r.Now), text.Escape(r.PolicyRevision))
+	if len(r.Extensions) > 0 && len(r.Subscriptions) == 0 { // OLM v1 alone
+		return renderExtensionReport(w, r.Extensions, o, "")
+	}
 	if len(r.Subscriptions) == 0 { // a snapshot of CatalogSources alone: only they are checked
 		return renderCatalogs(w, r.CatalogSources, o, "")
 	}
@@ -48,6 +53,11 @@ func (r *Report) WriteTable(w io.Writer, o printers.TableOptions, self string) e
 	}
 	if err := renderCatalogs(w, r.CatalogSources, o, "\n"); err != nil {
 		return err
+	}
+	if len(r.Extensions) > 0 {
+		if err := renderExtensionReport(w, r.Extensions, o, "\n"); err != nil {
+			return err
+		}
 	}
 	if denied {
 		fmt.Fprintf(w, "\nFor what would lift a denial: %s explain --snapshot PATH -n NAMESPACE SUBSCRIPTION\n", self)
@@ -83,7 +93,11 @@ func renderDenials(w io.Writer, subs []Subscription) bool {
 			fmt.Fprintf(w, "\nDENIALS\n")
 			any = true
 		}
-		fmt.Fprintf(w, "  %s/%s\n", text.Escape(s.Namespace), text.Escape(s.Name))
+		if s.Namespace == "" { // a cluster-scoped ClusterExtension
+			fmt.Fprintf(w, "  %s\n", text.Escape(s.Name))
+		} else {
+			fmt.Fprintf(w, "  %s/%s\n", text.Escape(s.Namespace), text.Escape(s.Name))
+		}
 		for _, d := range s.Decision.Denials {
 			mark := ""
 			if d.Overridden {

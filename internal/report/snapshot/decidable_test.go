@@ -51,13 +51,23 @@ func TestLoadDecidableNeedsSomethingToDecideOrCheck(t *testing.T) {
 	}
 
 	_, err := LoadDecidable(ctx, []string{catalogs}, false)
-	require.ErrorContains(t, err, "no Subscription (operators.coreos.com/v1alpha1) in "+catalogs+": nothing to decide")
+	require.ErrorContains(t, err, "no Subscription (operators.coreos.com/v1alpha1) nor ClusterExtension (olm.operatorframework.io/v1) in "+catalogs+": nothing to decide")
 	snap, err := LoadDecidable(ctx, []string{catalogs}, true)
 	require.NoError(t, err, "CatalogSources alone suffice to lint them")
 	assert.NotNil(t, snap)
 
 	_, err = LoadDecidable(ctx, []string{neither}, true)
-	require.ErrorContains(t, err, "no Subscription nor CatalogSource (operators.coreos.com/v1alpha1) in "+neither)
+	require.ErrorContains(t, err, "no Subscription, CatalogSource (operators.coreos.com/v1alpha1) nor ClusterExtension (olm.operatorframework.io/v1) in "+neither)
+
+	extensions := writeFile(t, "apiVersion: olm.operatorframework.io/v1\nkind: ClusterExtension\nmetadata: {name: demo}\n"+
+		"spec: {namespace: demo, source: {sourceType: Catalog, catalog: {packageName: demo}}}\n")
+	snap, err = LoadDecidable(ctx, []string{extensions}, false)
+	require.NoError(t, err, "ClusterExtensions alone are decided")
+	assert.NotNil(t, snap)
+	namespaced := writeFile(t, "apiVersion: olm.operatorframework.io/v1\nkind: ClusterExtension\nmetadata: {name: demo, namespace: x}\n"+
+		"spec: {namespace: demo, source: {sourceType: Catalog, catalog: {packageName: demo}}}\n")
+	_, err = LoadDecidable(ctx, []string{namespaced}, false)
+	require.ErrorContains(t, err, "cluster-scoped")
 }
 
 func TestLoadDecidableRefusesPartOfASnapshot(t *testing.T) {

@@ -25,8 +25,10 @@ type kindInfo struct {
 	// changed, and so does a Snapshot.
 	versions []string
 	// reads: Tollgate reads it, so it is validated against its Go type and must have a
-	// namespace.
+	// namespace, unless cluster.
 	reads bool
+	// cluster: the kind is cluster-scoped, so it has no namespace.
+	cluster bool
 }
 
 var kinds = map[schema.GroupKind]kindInfo{
@@ -41,6 +43,11 @@ var kinds = map[schema.GroupKind]kindInfo{
 	{Group: "packages.operators.coreos.com", Kind: "PackageManifest"}: {versions: []string{"v1"}, reads: true},
 	{Group: "tollgate.dev", Kind: "UpgradeGate"}:                      {versions: []string{"v1alpha1"}, reads: true},
 	{Group: "", Kind: "ConfigMap"}:                                    {versions: []string{"v1"}, reads: true},
+	{Group: "olm.operatorframework.io", Kind: "ClusterExtension"}:     {versions: []string{"v1"}, reads: true, cluster: true},
+	{Group: "olm.operatorframework.io", Kind: "ClusterCatalog"}:       {versions: []string{"v1"}, reads: true, cluster: true},
+	{Group: "tollgate.dev", Kind: "ExtensionGate"}:                    {versions: []string{"v1alpha1"}, reads: true, cluster: true},
+	// A catalog's content as catalogd served it (content.go): a snapshot's own kind.
+	{Group: "tollgate.dev", Kind: CatalogContentKind}: {versions: []string{"v1alpha1"}},
 }
 
 // served says whether the API server serves gk in version; for a kind not in kinds (an
@@ -213,23 +220,26 @@ func validate(obj map[string]any, gvk schema.GroupVersionKind) error {
 	} else if err := checkType(obj["metadata"], reflect.TypeFor[metav1.ObjectMeta](), path{"metadata"}, true); err != nil {
 		return err
 	}
-	return checkNames(&unstructured.Unstructured{Object: obj}, kinds[gvk.GroupKind()].reads)
+	return checkNames(&unstructured.Unstructured{Object: obj}, kinds[gvk.GroupKind()])
 }
 
-// checkNames requires a name, and for a kind Tollgate reads a namespace, both as the API
-// server would accept them: a name that is not exactly the one another object refers to
-// (a trailing space, a capital) would make the object silently not found.
-func checkNames(u *unstructured.Unstructured, reads bool) error {
+// checkNames requires a name, and for a kind Tollgate reads a namespace (none for a
+// cluster-scoped one), both as the API server would accept them: a name that is not exactly
+// the one another object refers to (a trailing space, a capital) would make the object
+// silently not found.
+func checkNames(u *unstructured.Unstructured, info kindInfo) error {
 	name, ns := u.GetName(), u.GetNamespace()
-	if name == "" {
+	switch {
+	case name == "":
 		return fieldErrorf(path{"metadata", "name"}, "missing: every object has a name")
+	case info.cluster && ns != "":
+		return fieldErrorf(path{"metadata", "namespace"}, "%q: a %s is cluster-scoped and has no namespace", ns, u.GetKind())
+	case info.reads && !info.cluster && ns == "":
+		return fieldErrorf(path{"metadata", "namespace"}, "missing: every %s lives in a namespace", u.GetKind())
 	}
-	if reads {
+	if info.reads {
 		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 			return fieldErrorf(path{"metadata", "name"}, "%q is not a name the API server accepts: %s", name, strings.Join(errs, "; "))
-		}
-		if ns == "" {
-			return fieldErrorf(path{"metadata", "namespace"}, "missing: every %s lives in a namespace", u.GetKind())
 		}
 	}
 	if ns != "" {

@@ -1,0 +1,171 @@
+package pin
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/decide/catalogd"
+	"github.com/tollgate-dev/tollgate/internal/decide/fbc"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
+	"github.com/tollgate-dev/tollgate/internal/text"
+)
+
+// Content reads a catalog's content: catalogd's (*catalogd.Client), or a snapshot's.
+type Content interface {
+	Catalog(ctx context.Context, src catalogd.Source) (*fbc.Catalog, error)
+}
+
+// Gatherer reads the facts of one ClusterExtension: the manager's reads the cluster and
+// catalogd, the CLI's a snapshot, so both decide on the same facts.
+type Gatherer struct {
+	// Reader reads ClusterCatalogs; Operands reads the operands (the manager reads them live).
+	Reader, Operands client.Reader
+	Content          Content
+	// Mapper maps an operand kind to its resource; nil names the resource after the kind (a
+	// snapshot, which lists by kind).
+	Mapper meta.RESTMapper
+	Config input.Config
+	Now    time.Time
+}
+
+// Gathered are the facts of one ClusterExtension and the content identities they were read at,
+// "<catalog>@<digest ref>".
+type Gathered struct {
+	Facts
+	Digests []string
+}
+
+// Gather reads what the pin is decided on: the catalogs the extension selects and their
+// content (a catalog not Serving, or whose content cannot be read, is a catalog error the
+// policies see), and the operands of the installed bundle. The error is a failed read of the
+// cluster.
+func (g *Gatherer) Gather(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension) (Gathered, error) {
+	out := Gathered{Facts: Facts{
+		Extension: input.Extension{Extension: ext, Gate: gate, CatalogErrors: map[string]string{}},
+		Content:   map[string]*fbc.Catalog{}, Config: g.Config, Now: g.Now,
+	}}
+	catalogs, err := g.selectedCatalogs(ctx, ext)
+	if err != nil {
+		return out, err
+	}
+	out.Catalogs = catalogs
+	for _, c := range catalogs {
+		src, why := source(&c)
+		if why == "" {
+			content, err := g.Content.Catalog(ctx, src)
+			if err == nil {
+				out.Content[c.Name] = content
+				out.Digests = append(out.Digests, c.Name+"@"+src.Ref)
+				continue
+			}
+			why = err.Error()
+		}
+		out.CatalogErrors[c.Name] = why
+	}
+	operands, unreadable, err := input.ReadOperands(ctx, g.Operands, g.operandKinds(out.Facts))
+	if err != nil {
+		return out, err
+	}
+	out.Operands, out.Unreadable = operands, unreadable
+	return out, nil
+}
+
+// selectedCatalogs are the ClusterCatalogs the extension's selector selects (all without one),
+// sorted by name. An Unavailable catalog stays selected: catalogd does not serve it, so it holds.
+func (g *Gatherer) selectedCatalogs(ctx context.Context, ext *olmv1.ClusterExtension) ([]olmv1.ClusterCatalog, error) {
+	selector := labels.Everything()
+	if src := ext.Spec.Source.Catalog; src != nil && src.Selector != nil {
+		s, err := metav1.LabelSelectorAsSelector(src.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("ClusterExtension %s: spec.source.catalog.selector: %w", ext.Name, err)
+		}
+		selector = s
+	}
+	list := &olmv1.ClusterCatalogList{}
+	if err := g.Reader.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("list ClusterCatalogs: %w", err)
+	}
+	out := slices.DeleteFunc(list.Items, func(c olmv1.ClusterCatalog) bool { return !selector.Matches(labels.Set(c.Labels)) })
+	slices.SortFunc(out, func(a, b olmv1.ClusterCatalog) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// source is where c's content is served, or why it cannot be read.
+func source(c *olmv1.ClusterCatalog) (catalogd.Source, string) {
+	serving := meta.FindStatusCondition(c.Status.Conditions, "Serving")
+	switch {
+	case serving == nil || serving.Status != metav1.ConditionTrue:
+		state := "no Serving condition"
+		if serving != nil {
+			state = fmt.Sprintf("Serving=%s (%s: %s)", serving.Status, serving.Reason, text.Escape(serving.Message))
+		}
+		return catalogd.Source{}, "catalogd does not serve it: " + state
+	case c.Status.URLs == nil || c.Status.URLs.Base == "":
+		return catalogd.Source{}, "it has no status.urls.base"
+	case c.Status.ResolvedSource == nil || c.Status.ResolvedSource.Image == nil:
+		return catalogd.Source{}, "it has no status.resolvedSource.image.ref"
+	}
+	return catalogd.Source{Catalog: c.Name, Base: c.Status.URLs.Base, Ref: c.Status.ResolvedSource.Image.Ref}, ""
+}
+
+// operandKinds are the kinds the installed bundle provides (olm.gvk). When no catalog read
+// lists the installed bundle, every bundle of its package speaks for it: more operands read,
+// never fewer.
+func (g *Gatherer) operandKinds(f Facts) []input.OwnedKind {
+	ext := f.Extension.Extension
+	if ext.Spec.Source.Catalog == nil || ext.Status.Install == nil {
+		return nil
+	}
+	var provided, all []fbc.GVK
+	for _, content := range f.Content {
+		pkg := content.Packages[ext.Spec.Source.Catalog.PackageName]
+		if pkg == nil {
+			continue
+		}
+		if b := pkg.Bundle(ext.Status.Install.Bundle.Name); b != nil {
+			provided = append(provided, b.Provided()...)
+		}
+		for _, b := range pkg.Bundles {
+			all = append(all, b.Provided()...)
+		}
+	}
+	if len(provided) == 0 {
+		provided = all
+	}
+	return g.kinds(provided)
+}
+
+// kinds are the operand kinds of gvks, each once, none of a built-in group. With a Mapper, a
+// kind the API server does not serve has no instances and is left out.
+func (g *Gatherer) kinds(gvks []fbc.GVK) []input.OwnedKind {
+	var out []input.OwnedKind
+	seen := map[fbc.GVK]bool{}
+	for _, k := range gvks {
+		if seen[k] || input.BuiltinGroup(k.Group) {
+			continue
+		}
+		seen[k] = true
+		gvk := schema.GroupVersionKind{Group: k.Group, Version: k.Version, Kind: k.Kind}
+		resource := strings.ToLower(k.Kind) + "s"
+		if g.Mapper != nil {
+			m, err := g.Mapper.RESTMapping(gvk.GroupKind(), k.Version)
+			if err != nil {
+				continue
+			}
+			gvk, resource = m.GroupVersionKind, m.Resource.Resource
+		}
+		out = append(out, input.OwnedKind{CRD: resource + "." + k.Group, Resource: resource, GroupVersionKind: gvk})
+	}
+	return out
+}
