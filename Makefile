@@ -163,6 +163,17 @@ bench-scale: controlplane ## Time a flip of the global catalog's health over TOL
 scale-long: controlplane ## The scale benchmark at 5,000 Subscriptions (target: a flip within 1.5x the bare writes).
 	@$(MAKE) --no-print-directory bench-scale TOLLGATE_SCALE_N=5000 SCALE_BENCHTIME=2x
 
+# TOLLGATE_EXTENSIONS_N is how many OLM v1 ClusterExtensions (and ExtensionGates) the extension
+# benchmark seeds; EXTENSIONS_COUNT how many runs (one round each, on a fresh control plane).
+TOLLGATE_EXTENSIONS_N ?= 1000
+EXTENSIONS_COUNT ?= 1
+
+.PHONY: bench-extensions
+bench-extensions: controlplane $(OLMV1_BIN)/crds ## Time Tollgate moving TOLLGATE_EXTENSIONS_N ClusterExtensions' pins (default 1,000) against bare patches of as many pins.
+	@mkdir -p bin
+	TOLLGATE_EXTENSIONS_N=$(TOLLGATE_EXTENSIONS_N) $(GO) test -run '^$$' -bench '^BenchmarkExtensionPins$$' -benchtime 1x -count $(EXTENSIONS_COUNT) -timeout 60m ./test/scale/ | tee bin/bench-extensions.txt
+	@$(GO) run ./hack/benchtable < bin/bench-extensions.txt
+
 # OLMSIM_ROUNDS is how many rounds olmsim-rounds runs; OLMSIM_BUILDS the builds it compares
 # (NAME=BINARY, space-separated) beside olmsim's bare approver.
 OLMSIM_ROUNDS ?= 8

@@ -48,7 +48,7 @@ type target struct {
 }
 
 // figures are the pairs (figure, baseline, target), in the order the table shows them.
-var figures = append(evaluationFigures(), scaleFigures...)
+var figures = slices.Concat(evaluationFigures(), scaleFigures, extensionFigures)
 
 // evaluationInputs are the sub-benchmarks of engine/bench_test.go's evaluation benchmarks (its
 // benchInputs), with what the table calls them.
@@ -124,6 +124,38 @@ var scaleFigures = []figure{
 		value: metric{"BenchmarkCatalogFlip", "mgr-reads/gate"}},
 	{label: "Scale: heap in use once every gate is decided (manager + test client)",
 		value: metric{"BenchmarkCatalogFlip", "heap-MiB"}},
+}
+
+// extensionFigures are test/scale's BenchmarkExtensionPins (OLM v1).
+var extensionFigures = []figure{
+	{label: "Extensions: ClusterExtensions (N gates)",
+		value: metric{"BenchmarkExtensionPins", "extensions"}},
+	{label: "Extensions: gates created to every pin moved (bare: the same patches, 4 workers)",
+		value: metric{"BenchmarkExtensionPins", "pins-s"},
+		base:  metric{"BenchmarkExtensionPins", "bare-s"},
+		ratio: metric{"BenchmarkExtensionPins", "pins/bare"}},
+	{label: "Extensions: creating the gates (16 workers, within the above)",
+		value: metric{"BenchmarkExtensionPins", "gates-s"}},
+	{label: "Extensions: catalog content fetches (one digest)",
+		value:  metric{"BenchmarkExtensionPins", "fetches"},
+		target: target{max: 1, text: "1 per digest"}},
+	{label: "Extensions: manager's API writes per extension (bare client: 1)",
+		value: metric{"BenchmarkExtensionPins", "mgr-writes/ext"}},
+	{label: "Extensions: manager's API reads per extension (not from its cache)",
+		value: metric{"BenchmarkExtensionPins", "mgr-reads/ext"}},
+	{label: "Extensions: API server CPU, Tollgate's pins vs the bare patches",
+		value: metric{"BenchmarkExtensionPins", "pins-apiserver-cpu-s"},
+		base:  metric{"BenchmarkExtensionPins", "bare-apiserver-cpu-s"}},
+	{label: "Extensions: etcd CPU, Tollgate's pins vs the bare patches",
+		value: metric{"BenchmarkExtensionPins", "pins-etcd-cpu-s"},
+		base:  metric{"BenchmarkExtensionPins", "bare-etcd-cpu-s"}},
+	{label: "Extensions: test process CPU (manager + test clients) vs the bare client's",
+		value: metric{"BenchmarkExtensionPins", "pins-test-cpu-s"},
+		base:  metric{"BenchmarkExtensionPins", "bare-test-cpu-s"}},
+	{label: "Extensions: heap in use after the last pin (manager + test client)",
+		value: metric{"BenchmarkExtensionPins", "heap-MiB"}},
+	{label: "Extensions: manager's heap growth per extension (bytes)",
+		value: metric{"BenchmarkExtensionPins", "mgr-B/ext"}},
 }
 
 func main() {

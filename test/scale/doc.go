@@ -13,6 +13,16 @@
 //	make scale-long                   # N=5000
 //	TOLLGATE_SCALE_N=1000 make bench-scale
 //
-// A plain `go test ./test/scale/` runs only TestCatalogFlip, a small correctness check
-// (the flip reaches every gate) with no timing.
+// BenchmarkExtensionPins does the same for OLM v1, on a control plane with OLM v1's CRDs (those
+// `make olmv1` copies; skipped without them) and no OLM running: TOLLGATE_EXTENSIONS_N
+// ClusterExtensions (default 1,000) installed at 1.0.0 from one ClusterCatalog, whose content
+// an in-process catalogd serves over TLS. It times from the creation of their ExtensionGates
+// until every pin is 1.1.0, against a bare client patching as many pins with the controller's
+// concurrency, and fails when the catalog's content is fetched more than once.
+//
+//	make bench-extensions             # N=1,000, one run
+//	make bench-extensions EXTENSIONS_COUNT=3
+//
+// A plain `go test ./test/scale/` runs only TestCatalogFlip and TestExtensionPins, small
+// correctness checks (the flip reaches every gate; every pin moves, fetched once) with no timing.
 package scale
