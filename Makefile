@@ -246,6 +246,10 @@ $(ASSETS)/kube-apiserver:
 olm-fixtures: controlplane olm ## Regenerate test/testdata/olm: states real OLM writes, captured by test/olm at each scenario's interesting step.
 	TOLLGATE_OLM_FIXTURES=$(CURDIR)/test/testdata/olm $(GO) test -count=1 -timeout 30m ./test/olm/
 
+.PHONY: olmv1-fixtures
+olmv1-fixtures: controlplane olmv1 ## Regenerate test/testdata/olmv1/snapshots: states real OLM v1 and Tollgate reach, captured by test/olmv1 with the catalog content they were decided on.
+	TOLLGATE_OLMV1_FIXTURES=$(CURDIR)/test/testdata/olmv1/snapshots $(GO) test -count=1 -timeout 30m ./test/olmv1/
+
 .PHONY: olm
 olm: $(OLM_BIN)/catalog $(OLM_BIN)/olm $(OLM_BIN)/opm $(OLM_BIN)/crds ## Build real OLM (catalog, olm, opm) and copy its CRDs into bin/olm (once per pinned version).
 

@@ -59,6 +59,8 @@ func (r *ExtensionReconciler) nextPin(gate *tollgatev1alpha1.ExtensionGate, ext 
 		return pinMove{pin: out.Target, write: true, owned: true, reason: "Moved", message: fmt.Sprintf("Tollgate moved the pin from %s to %s, which the policies allow", current, out.Target), event: "PinMoved"}
 	case len(out.Versions) > 0 && out.Versions[0].Version != current:
 		return pinMove{pin: current, owned: true, reason: "Held", message: fmt.Sprintf("pinned at %s: %s is held (%s)", current, out.Versions[0].Version, blockedBy(out.Head.Result))}
+	case !out.Head.Result.Decision.Allowed:
+		return pinMove{pin: current, owned: true, reason: "Held", message: fmt.Sprintf("pinned at %s: no successor can be judged (%s)", current, blockedBy(out.Head.Result))}
 	default:
 		return pinMove{pin: current, owned: true, reason: "Pinned", message: fmt.Sprintf("pinned at %s; no successor within the gate's range and channels", current)}
 	}

@@ -70,7 +70,7 @@ func golden(t *testing.T, name, got string) {
 	got = normalize(t, got)
 	path := filepath.Join("testdata", name)
 	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 		return
 	}

@@ -14,7 +14,7 @@ import (
 
 // gatedWorld is a world serving the catalog folder revision (under the sample), with the
 // sample installed at 1.0.0 by a ClusterExtension named after the package, and Tollgate
-// running.
+// running, allowed to read its operands.
 func gatedWorld(t *testing.T, revision string) *world {
 	w := newWorld(t)
 	w.serveCatalog(catalogName)
@@ -24,6 +24,7 @@ func gatedWorld(t *testing.T, revision string) *world {
 	w.createExtension(pkgName, "1.0.0")
 	w.waitInstalled(pkgName, "1.0.0")
 	w.applyRBAC()
+	w.grantWidgetRead()
 	w.startTollgate()
 	return w
 }
@@ -33,6 +34,7 @@ func gatedWorld(t *testing.T, revision string) *world {
 // carries the record of its decision.
 func TestGateMovesThePinToTheHighestAllowedSuccessor(t *testing.T) {
 	w := gatedWorld(t, "catalog-v2")
+	w.fixture("ungated-1.0.0", "tollgate-demo 1.0.0 installed, catalog revision 2 (1.1.0 and 1.2.0) served, no ExtensionGate yet")
 
 	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{Version: "<1.2.0"})
 	w.waitInstalled(pkgName, "1.1.0")
@@ -59,10 +61,10 @@ func TestFreezeHoldsThenLifts(t *testing.T) {
 	w.policyConfigMap("freeze-periods", policysource.KindData, map[string]string{"freeze.json": freezeNow()})
 
 	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
-	g := w.waitGate(pkgName, "held by the freeze", heldBy("ChangeFreeze"))
+	g := w.waitGate(pkgName, "held by the freeze", both(heldBy("ChangeFreeze"), pinOwned("Held")))
 	require.True(t, contains(g, "quarter-end close"), "the denial says why: %+v", g.Status.Decision)
-	require.True(t, pinOwned("Held")(g), "%+v", g.Status.Conditions)
 	w.stillPinned(pkgName, "1.0.0")
+	w.fixture("freeze-held", "a change freeze holds tollgate-demo 1.1.0; the pin stays at 1.0.0")
 
 	require.NoError(t, w.c.Delete(w.ctx, configMap("freeze-periods")))
 	w.waitInstalled(pkgName, "1.1.0")
@@ -72,12 +74,12 @@ func TestFreezeHoldsThenLifts(t *testing.T) {
 // the upgrade until it heals.
 func TestDegradedOperandHolds(t *testing.T) {
 	w := gatedWorld(t, "catalog")
-	w.grantWidgetRead()
 	widget := w.widget("main", metav1.ConditionTrue, "replica lost")
 
 	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
-	w.waitGate(pkgName, "held by the degraded widget", heldBy("OperatorDegraded"))
+	w.waitGate(pkgName, "held by the degraded widget", both(heldBy("OperatorDegraded"), pinOwned("Held")))
 	w.stillPinned(pkgName, "1.0.0")
+	w.fixture("operand-degraded-held", "a Widget reports Degraded=True; tollgate-demo 1.1.0 is held at 1.0.0")
 
 	w.setWidgetDegraded(widget, metav1.ConditionFalse, "replica back")
 	w.waitInstalled(pkgName, "1.1.0")
@@ -94,8 +96,9 @@ func TestCatalogNotServingHolds(t *testing.T) {
 	})
 
 	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
-	w.waitGate(pkgName, "held: the catalog is not Serving", heldBy("CatalogNotServing"))
+	w.waitGate(pkgName, "held: the catalog is not Serving", both(heldBy("CatalogNotServing"), pinOwned("Held")))
 	w.stillPinned(pkgName, "1.0.0")
+	w.fixture("catalog-not-serving-held", "the ClusterCatalog is Unavailable: every upgrade of tollgate-demo holds")
 
 	w.setAvailability(catalogName, "Available")
 	w.waitInstalled(pkgName, "1.1.0")
@@ -106,9 +109,10 @@ func TestDeprecatedBundleHolds(t *testing.T) {
 	w := gatedWorld(t, "catalog-deprecated")
 
 	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
-	g := w.waitGate(pkgName, "held: 1.1.0 is deprecated", heldBy("BundleDeprecated"))
+	g := w.waitGate(pkgName, "held: 1.1.0 is deprecated", both(heldBy("BundleDeprecated"), pinOwned("Held")))
 	require.True(t, contains(g, "loses widgets"), "the denial carries the catalog's message: %+v", g.Status.Decision)
 	w.stillPinned(pkgName, "1.0.0")
+	w.fixture("deprecated-held", "the catalog deprecates tollgate-demo 1.1.0: held at 1.0.0")
 
 	w.editGate(pkgName, func(s *tollgatev1alpha1.ExtensionGateSpec) {
 		s.Overrides = []tollgatev1alpha1.Override{{Code: "BundleDeprecated", Reason: "widgets backed up"}}

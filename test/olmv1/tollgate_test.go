@@ -146,6 +146,11 @@ func heldBy(code string) func(*tollgatev1alpha1.ExtensionGate) bool {
 	}
 }
 
+// both says a and b hold.
+func both(a, b func(*tollgatev1alpha1.ExtensionGate) bool) func(*tollgatev1alpha1.ExtensionGate) bool {
+	return func(g *tollgatev1alpha1.ExtensionGate) bool { return a(g) && b(g) }
+}
+
 // pinOwned says the gate's PinOwned condition has reason.
 func pinOwned(reason string) func(*tollgatev1alpha1.ExtensionGate) bool {
 	return func(g *tollgatev1alpha1.ExtensionGate) bool {
@@ -185,11 +190,9 @@ func pack(name string) string {
 	return string(b)
 }
 
-// freezeNow is the freeze pack's data with one period around now.
+// freezeNow is the freeze pack's data with one period that holds now (and the fixtures' clock).
 func freezeNow() string {
-	now := time.Now().UTC()
-	return fmt.Sprintf(`{"packs": {"freeze": {"periods": [{"start": %q, "end": %q, "reason": "quarter-end close"}]}}}`,
-		now.Add(-time.Hour).Format(time.RFC3339), now.Add(24*time.Hour).Format(time.RFC3339))
+	return `{"packs": {"freeze": {"periods": [{"start": "2026-01-01T00:00:00Z", "end": "2100-01-01T00:00:00Z", "reason": "quarter-end close"}]}}}`
 }
 
 // grantWidgetRead plays the admin granting Tollgate read access to the sample's widgets.

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/report/evaluation"
+	"github.com/tollgate-dev/tollgate/internal/report/snapshot"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
+)
+
+// eval on the states real OLM v1 and Tollgate's manager reached in test/olmv1: the pin each
+// ClusterExtension would get, and why its highest successor holds.
+func TestEvalOLMv1Golden(t *testing.T) {
+	for _, name := range []string{"ungated-1.0.0", "freeze-held", "operand-degraded-held", "catalog-not-serving-held", "deprecated-held"} {
+		t.Run(name, func(t *testing.T) {
+			snap := repo.Path("test", "testdata", "olmv1", "snapshots", name+".yaml")
+			for _, format := range []string{"json", "table"} {
+				stdout, stderr, err := run(t, "eval", "--snapshot", snap, "--now", now, "-o", format)
+				require.NoError(t, err)
+				assert.Empty(t, stderr)
+				ext := ".json"
+				if format == "table" {
+					ext = ".txt"
+				}
+				golden(t, filepath.Join("olmv1", "eval-"+name+ext), stdout)
+			}
+		})
+	}
+}
+
+// --fail-on-deny: a held successor is a denial; an extension whose successor is allowed is not.
+func TestEvalOLMv1FailOnDeny(t *testing.T) {
+	dir := repo.Path("test", "testdata", "olmv1", "snapshots")
+	_, _, err := run(t, "eval", "--snapshot", filepath.Join(dir, "deprecated-held.yaml"), "--now", now, "--fail-on-deny")
+	require.Error(t, err)
+	_, _, err = run(t, "eval", "--snapshot", filepath.Join(dir, "ungated-1.0.0.yaml"), "--now", now, "--fail-on-deny")
+	require.NoError(t, err)
+}
+
+// What eval decides on each state is what the manager had written into the ExtensionGate's
+// status there: the same candidates, decision and health, on the same catalog content.
+func TestEvalOLMv1AgreesWithTheManager(t *testing.T) {
+	for _, name := range []string{"freeze-held", "operand-degraded-held", "catalog-not-serving-held", "deprecated-held"} {
+		t.Run(name, func(t *testing.T) {
+			path := repo.Path("test", "testdata", "olmv1", "snapshots", name+".yaml")
+			snap, err := snapshot.Load(path)
+			require.NoError(t, err)
+			gate := &tollgatev1alpha1.ExtensionGate{}
+			require.NoError(t, snap.Get(context.Background(), client.ObjectKey{Name: "tollgate-demo"}, gate))
+			stdout, _, err := run(t, "eval", "--snapshot", path, "-o", "json")
+			require.NoError(t, err)
+			var report struct {
+				Extensions []evaluation.Extension `json:"extensions"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(stdout), &report))
+			require.Len(t, report.Extensions, 1)
+			got, want := report.Extensions[0].Status, gate.Status
+			assert.Equal(t, want.Installed, got.Installed)
+			assert.Equal(t, want.Pin, got.Pin)
+			assert.Equal(t, want.Catalogs, got.Catalogs)
+			assert.Equal(t, want.Candidates, got.Candidates)
+			assert.Equal(t, want.Decision.Allowed, got.Decision.Allowed)
+			assert.Equal(t, want.Decision.Denials, got.Decision.Denials)
+			assert.Equal(t, conditionStates(want.Health), conditionStates(got.Health))
+		})
+	}
+}
+
+// conditionStates are the conditions without their times.
+func conditionStates(conds []metav1.Condition) []string {
+	var out []string
+	for _, c := range conds {
+		out = append(out, c.Type+"="+string(c.Status)+" "+c.Reason+": "+c.Message)
+	}
+	return out
+}
