@@ -67,7 +67,7 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		}
 		return ctrl.Result{}, r.writeMissing(ctx, gate)
 	}
-	g := pin.Gatherer{Reader: r.Client, Operands: r.APIReader, Content: r.Catalogs, Mapper: r.RESTMapper(), Config: r.Input, Now: r.now()}
+	g := pin.Gatherer{Reader: r.Client, Operands: watchCache{r.APIReader}, Content: r.Catalogs, Mapper: r.RESTMapper(), Config: r.Input, Now: r.now()}
 	facts, err := g.Gather(ctx, gate, ext)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("gather the facts of ClusterExtension %s: %w", ext.Name, err)
@@ -167,3 +167,12 @@ func setCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) 
 }
 
 func keyOf(name string) types.NamespacedName { return types.NamespacedName{Name: name} }
+
+// watchCache lists from the API server's watch cache (resourceVersion "0"): as fresh as an
+// informer's copy, which the gates of Subscriptions read their operands from, without an etcd
+// quorum read per list and without watching every operand kind of every extension.
+type watchCache struct{ client.Reader }
+
+func (r watchCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return r.Reader.List(ctx, list, append(opts, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}})...)
+}
