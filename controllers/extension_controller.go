@@ -17,6 +17,7 @@ import (
 	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/decide/catalogd"
+	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
 	"github.com/tollgate-dev/tollgate/internal/decide/gatestatus"
 	"github.com/tollgate-dev/tollgate/internal/decide/input"
 	"github.com/tollgate-dev/tollgate/internal/decide/pin"
@@ -49,6 +50,8 @@ type ExtensionReconciler struct {
 	HeldRecheck time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// DecisionLog logs changed decisions and every pin set; nil logs nothing.
+	DecisionLog *decisionlog.Logger
 }
 
 // Reconcile is read → decide → pin → record for the ExtensionGate req names.
@@ -123,6 +126,7 @@ func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1a
 	}
 	if gatestatus.DecisionChanged(gate.Status.Decision, next.Decision) {
 		logf.FromContext(ctx).Info("decision changed", "allowed", next.Decision.Allowed, "blockedBy", next.Decision.BlockedBy, "installed", out.Installed, "pin", move.pin)
+		r.DecisionLog.Decided(out.Head.Input, out.Head.Result)
 	}
 	gate.Status = next
 	return r.Status().Update(ctx, gate)

@@ -13,6 +13,7 @@ import (
 	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
 	"github.com/tollgate-dev/tollgate/internal/decide/pin"
 )
 
@@ -110,10 +111,20 @@ func (r *ExtensionReconciler) setPin(ctx context.Context, ext *olmv1.ClusterExte
 		ext.Annotations = map[string]string{}
 	}
 	ext.Annotations[tollgatev1alpha1.PinRecordAnnotation] = rec.String()
+	release, ok := r.DecisionLog.Hold()
+	if !ok {
+		return fmt.Errorf("pin ClusterExtension %s at %s: the decision log is closing, and a pin is never set unlogged", ext.Name, move.pin)
+	}
+	defer release()
 	if err := r.Patch(ctx, ext, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("pin ClusterExtension %s at %s: %w", ext.Name, move.pin, err)
 	}
 	logf.FromContext(ctx).Info("pinned", "version", move.pin, "installed", out.Installed, "reason", move.reason)
+	j, ok := decisionFor(out, move.pin)
+	if !ok {
+		j = out.Head
+	}
+	r.DecisionLog.Pin(j.Input, j.Result, decisionlog.PinResult{Extension: ext.Name, From: pinOf(base), To: move.pin, Installed: out.Installed, Reason: move.reason})
 	if move.event != "" {
 		r.Recorder.Event(ext, eventType(move.event), move.event, move.message)
 	}

@@ -233,7 +233,7 @@ func setupExtensions(mgr ctrl.Manager, policies *Policies, in input.Config, opts
 	r := &ExtensionReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("tollgate"),
 		Policies: policies, Input: in, Catalogs: opts.Extensions,
-		Reevaluate: opts.Reevaluate, HeldRecheck: opts.HeldRecheck,
+		Reevaluate: opts.Reevaluate, HeldRecheck: opts.HeldRecheck, DecisionLog: opts.DecisionLog,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the extension gate controller: %w", err)

@@ -1,6 +1,7 @@
 package olmv1
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,7 +10,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
 	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	"github.com/tollgate-dev/tollgate/internal/report/replay"
 )
 
 // gatedWorld is a world serving the catalog folder revision (under the sample), with the
@@ -51,6 +55,22 @@ func TestGateMovesThePinToTheHighestAllowedSuccessor(t *testing.T) {
 		return g.Status.Installed == "1.2.0" && g.Status.Pin == "1.2.0" && pinOwned("Pinned")(g)
 	})
 	require.Empty(t, g.Status.Candidates, "nothing succeeds 1.2.0")
+	w.stopTollgate() // its decision log is flushed
+
+	logged, err := decisionlog.ReadFile(w.decisionLog())
+	require.NoError(t, err)
+	var pins []string
+	for _, l := range logged {
+		if l.Event.Path == decisionlog.PathPin {
+			require.True(t, l.Decision.Allowed, "a pin logged with the decision that allowed it")
+			pins = append(pins, fmt.Sprint(l.Event.Result.(map[string]any)["to"]))
+		}
+	}
+	require.Equal(t, []string{"1.1.0", "1.2.0"}, pins, "every pin logged, once")
+	e, err := engine.New(w.ctx, engine.Options{})
+	require.NoError(t, err)
+	report := replay.Replay(w.ctx, e, logged)
+	require.Zero(t, report.Different+report.InputEdited+report.NotReplayable, "every logged decision replays the same: %+v", report.Events)
 }
 
 // TestFreezeHoldsThenLifts: the freeze pack holds the upgrade; the pin stays and the gate says

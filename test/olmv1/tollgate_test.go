@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
 	"github.com/tollgate-dev/tollgate/internal/decide/catalogd"
+	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
 	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
 	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
 	"github.com/tollgate-dev/tollgate/test/framework/repo"
@@ -73,7 +75,11 @@ func (w *world) startTollgate() {
 	httpClient, err := catalogd.HTTPClient(w.certs.caPEM)
 	require.NoError(w.t, err)
 	ctx, cancel := context.WithCancel(w.ctx)
+	logFile, err := os.OpenFile(w.decisionLog(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	require.NoError(w.t, err)
+	w.t.Cleanup(func() { _ = logFile.Close() })
 	_, err = controllers.Setup(ctx, mgr, controllers.Options{
+		DecisionLog: decisionlog.New(decisionlog.NewWriterSink(logFile), decisionlog.Options{}),
 		PolicyNamespace:   policyNS,
 		SkipSubscriptions: true,
 		Extensions:        catalogd.New(catalogd.Options{HTTP: httpClient}),
@@ -86,6 +92,9 @@ func (w *world) startTollgate() {
 	w.tollgate = m
 	w.t.Cleanup(w.stopTollgate)
 }
+
+// decisionLog is the file Tollgate's decision log goes to, across restarts.
+func (w *world) decisionLog() string { return filepath.Join(w.logDir, "decisions.log") }
 
 // stopTollgate stops Tollgate's manager, if it runs, and waits until it has stopped.
 func (w *world) stopTollgate() {

@@ -23,6 +23,8 @@ const (
 	PathDecision = "tollgate/main/result"
 	// PathApproval is an InstallPlan approval's path.
 	PathApproval = "tollgate/approval"
+	// PathPin is the path of a ClusterExtension's pin, set by its ExtensionGate.
+	PathPin = "tollgate/pin"
 	// RequestedBy is every event's requested_by.
 	RequestedBy = "tollgate"
 	// PolicyBundle is the key under bundles of the policy revision (engine.Engine.Revision).
@@ -70,6 +72,21 @@ type ApprovalResult struct {
 	CSVs         []string         `json:"csvs"`
 	Subscription engine.ObjectKey `json:"subscription"`
 	// Decision is the decision that allowed the approval.
+	Decision engine.Decision `json:"decision"`
+	Revision string          `json:"revision"`
+}
+
+// PinResult is the result of a pin event.
+type PinResult struct {
+	// Extension is the ClusterExtension (and its ExtensionGate).
+	Extension string `json:"extension"`
+	// From is the pin before, To the pin set, Installed the version installed then.
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Installed string `json:"installed"`
+	// Reason is the gate's PinOwned reason: Moved, Reclaimed or Adopted.
+	Reason string `json:"reason"`
+	// Decision is the decision on the version pinned.
 	Decision engine.Decision `json:"decision"`
 	Revision string          `json:"revision"`
 }

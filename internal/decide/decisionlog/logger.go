@@ -116,14 +116,36 @@ func (l *Logger) close() {
 
 // Decision logs a decision that changed a gate.
 func (l *Logger) Decision(dec *approval.Decision) {
-	if l == nil || dec == nil || dec.Document == nil || dec.Result == nil {
+	if dec == nil || dec.Document == nil {
 		return
 	}
-	ev := l.event(PathDecision, dec.Doc, dec.Result.Revision)
-	ev.Result = dec.Result
-	if err := dec.Result.Err; err != nil {
+	l.Decided(dec.Doc, dec.Result)
+}
+
+// Decided logs the decision res on input, which changed a gate (an ExtensionGate's: the
+// decision on its highest successor).
+func (l *Logger) Decided(input map[string]any, res *engine.Result) {
+	if l == nil || input == nil || res == nil {
+		return
+	}
+	ev := l.event(PathDecision, input, res.Revision)
+	ev.Result = res
+	if err := res.Err; err != nil {
 		ev.Error = &EventError{Code: "tollgate_policy_error", Message: err.Error()}
 	}
+	l.write(ev)
+}
+
+// Pin logs a ClusterExtension's pin set to p.To, on the decision res on input (the document
+// of the bundle of that version; for a pin at the installed version, the document that
+// reported the extension).
+func (l *Logger) Pin(input map[string]any, res *engine.Result, p PinResult) {
+	if l == nil || input == nil || res == nil {
+		return
+	}
+	ev := l.event(PathPin, input, res.Revision)
+	p.Decision, p.Revision = res.Decision, res.Revision
+	ev.Result = p
 	l.write(ev)
 }
 

@@ -138,7 +138,7 @@ func replayOne(ctx context.Context, p Policies, l decisionlog.Logged) Event {
 // notReplayable says why l cannot be replayed, or "" when it can.
 func notReplayable(l decisionlog.Logged, logged *Decision) string {
 	switch {
-	case l.Event.Path != decisionlog.PathDecision && l.Event.Path != decisionlog.PathApproval:
+	case l.Event.Path != decisionlog.PathDecision && l.Event.Path != decisionlog.PathApproval && l.Event.Path != decisionlog.PathPin:
 		return "not a Tollgate decision (path " + l.Event.Path + ")"
 	case l.Event.Input == nil:
 		return "logged without input"
@@ -168,9 +168,13 @@ func inputEdited(ev decisionlog.Event) string {
 	return ""
 }
 
-// subscriptionOf is input.subscription.metadata's namespace and name.
+// subscriptionOf is input.subscription.metadata's namespace and name, or an extension
+// document's input.extension.metadata.name.
 func subscriptionOf(in map[string]any) (string, string) {
-	sub, _ := in["subscription"].(map[string]any)
+	sub, ok := in["subscription"].(map[string]any)
+	if !ok {
+		sub, _ = in["extension"].(map[string]any)
+	}
 	meta, _ := sub["metadata"].(map[string]any)
 	ns, _ := meta["namespace"].(string)
 	name, _ := meta["name"].(string)
