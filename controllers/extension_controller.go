@@ -61,6 +61,9 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	gate := &tollgatev1alpha1.ExtensionGate{}
 	if err := r.Get(ctx, req.NamespacedName, gate); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetExtension(req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ext := &olmv1.ClusterExtension{}
@@ -76,6 +79,7 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, fmt.Errorf("gather the facts of ClusterExtension %s: %w", ext.Name, err)
 	}
 	out := pin.Decide(ctx, facts.Facts, r.Policies)
+	reportHeld(gate.Name, out)
 	move := r.nextPin(gate, ext, out)
 	if move.write {
 		if err := r.setPin(ctx, ext, move, out); err != nil {

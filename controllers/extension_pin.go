@@ -120,6 +120,7 @@ func (r *ExtensionReconciler) setPin(ctx context.Context, ext *olmv1.ClusterExte
 		return fmt.Errorf("pin ClusterExtension %s at %s: %w", ext.Name, move.pin, err)
 	}
 	logf.FromContext(ctx).Info("pinned", "version", move.pin, "installed", out.Installed, "reason", move.reason)
+	pinsTotal.WithLabelValues(move.reason).Inc()
 	j, ok := decisionFor(out, move.pin)
 	if !ok {
 		j = out.Head

@@ -83,11 +83,16 @@ func TestFreezeHoldsThenLifts(t *testing.T) {
 	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
 	g := w.waitGate(pkgName, "held by the freeze", both(heldBy("ChangeFreeze"), pinOwned("Held")))
 	require.True(t, contains(g, "quarter-end close"), "the denial says why: %+v", g.Status.Decision)
+	code, held := heldMetric(t, pkgName)
+	require.True(t, held && code == "ChangeFreeze", "tollgate_held_extensions says why: %q", code)
 	w.stillPinned(pkgName, "1.0.0")
 	w.fixture("freeze-held", "a change freeze holds tollgate-demo 1.1.0; the pin stays at 1.0.0")
 
 	require.NoError(t, w.c.Delete(w.ctx, configMap("freeze-periods")))
 	w.waitInstalled(pkgName, "1.1.0")
+	w.waitGate(pkgName, "pinned at 1.1.0", pinOwned("Pinned"))
+	_, held = heldMetric(t, pkgName)
+	require.False(t, held, "nothing held: no series")
 }
 
 // TestDegradedOperandHolds: an operand of the installed bundle that reports Degraded=True holds

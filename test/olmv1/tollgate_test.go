@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -19,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tollgate-dev/tollgate/apis"
@@ -312,4 +314,27 @@ func (w *world) waitEvent(name, reason string) {
 		}
 		return false
 	}, func() string { return strings.Join(seen, "\n") })
+}
+
+// heldMetric is the code of the ClusterExtension name's tollgate_held_extensions series, and
+// whether it has one, as the manager in this process exports it.
+func heldMetric(t *testing.T, name string) (string, bool) {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != "tollgate_held_extensions" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["name"] == name {
+				return labels["code"], true
+			}
+		}
+	}
+	return "", false
 }
