@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,7 +31,7 @@ type explainFlags struct {
 func newExplainCommand() *cobra.Command {
 	f := explainFlags{output: printers.NewPrintFlags("text", "json", "yaml", "name")}
 	cmd := &cobra.Command{
-		Use:   "explain [-n NAMESPACE | -A] SUBSCRIPTION",
+		Use:   "explain [-n NAMESPACE | -A] SUBSCRIPTION | clusterextension/NAME",
 		Short: "Explain why a Subscription's upgrade is held or allowed, and what would lift a hold",
 		Long: `Read a Subscription and everything its decision rests on from the cluster, evaluate the
 cluster's current policies (embedded, plus the policy ConfigMaps of --policy-namespace), and
@@ -46,7 +49,12 @@ With --snapshot it explains from a snapshot instead of a live cluster (as eval e
 
 With -A it explains the Subscription of that name in every namespace that has one, each in
 turn, as 'kubectl describe -A' does (-o json prints one document per Subscription). Without
--A, a Subscription that is not in the namespace but is in another is named in the error.`,
+-A, a Subscription that is not in the namespace but is in another is named in the error.
+
+clusterextension/NAME explains an OLM v1 ClusterExtension from a snapshot (--snapshot): the
+successors OLM v1 would take from its installed bundle, the decision on each, the pin Tollgate
+would set, and the denials on the highest successor with their facts and what would lift them
+(an override is the kubectl patch of its ExtensionGate).`,
 		Example: `  # why is the etcd upgrade in namespace operators not happening?
   tollgate explain -n operators etcd
 
@@ -60,7 +68,10 @@ turn, as 'kubectl describe -A' does (-o json prints one document per Subscriptio
   tollgate explain -n operators etcd -o jsonpath='{.denials[*].code}'
 
   # from a snapshot, as JSON
-  tollgate explain --snapshot state.yaml -n operators etcd -o json`,
+  tollgate explain --snapshot state.yaml -n operators etcd -o json
+
+  # why is an OLM v1 extension's pin not moving?
+  tollgate explain --snapshot state.yaml clusterextension/argocd`,
 		Args:              wantArgs(false, "the name of one Subscription", "explain -n operators etcd (kubectl get subscriptions -A lists them)"),
 		RunE:              runs(f.run),
 		ValidArgsFunction: f.cluster.CompleteSubscriptions(&f.all),
@@ -79,6 +90,9 @@ func (f *explainFlags) run(ctx context.Context, stdout, stderr io.Writer, args [
 	name := args[0]
 	if err := f.output.Validate(); err != nil {
 		return err
+	}
+	if kind, extension, ok := strings.Cut(name, "/"); ok {
+		return f.runExtension(ctx, stdout, stderr, kind, extension)
 	}
 	if f.all && f.cluster.Namespace() != "" {
 		return errors.New("give either -n NAMESPACE or -A, not both")
@@ -146,6 +160,35 @@ func (f *explainFlags) explainer(ctx context.Context, stderr io.Writer) (*explai
 	}
 	d := &approval.Decider{Reader: c, Policies: eng, Input: cfg, Now: func() time.Time { return now }}
 	return &explain.Explainer{Decider: d, Engine: eng, Self: selfName(), WithStored: true, Policy: view}, ns, nil
+}
+
+// extensionKinds are the names explain takes for a ClusterExtension, as kubectl's TYPE/NAME.
+var extensionKinds = []string{"clusterextension", "clusterextensions", "clusterextension.olm.operatorframework.io", "clusterextensions.olm.operatorframework.io"}
+
+// runExtension explains an OLM v1 ClusterExtension's pin from a snapshot, which carries the
+// catalog content it is decided on.
+func (f *explainFlags) runExtension(ctx context.Context, stdout, stderr io.Writer, kind, name string) error {
+	switch {
+	case !slices.Contains(extensionKinds, strings.ToLower(kind)):
+		return fmt.Errorf("%q: explain takes a Subscription's name, or clusterextension/NAME", kind+"/"+name)
+	case len(f.snapshot) == 0:
+		return errors.New("a ClusterExtension is explained from a snapshot that carries its catalogs' content (--snapshot PATH): what the manager decided is in its ExtensionGate's status (kubectl get extensiongate " + name + " -o yaml)")
+	case f.all || f.cluster.Namespace() != "":
+		return errors.New("a ClusterExtension is cluster-scoped: give no -n or -A")
+	}
+	off, err := openOffline(ctx, f.snapshot, f.policy, f.decision, stderr)
+	if err != nil {
+		return err
+	}
+	x := &explain.Explainer{Decider: off.Decider, Engine: off.Engine, Self: selfName()}
+	report, err := x.ExplainExtension(ctx, off.Evaluator, name)
+	if err != nil {
+		return err
+	}
+	if !f.trace {
+		report.Notes = nil
+	}
+	return f.output.Print(stdout, report.Printable())
 }
 
 func orDefault(s, def string) string {

@@ -83,3 +83,38 @@ func conditionStates(conds []metav1.Condition) []string {
 	}
 	return out
 }
+
+// explain clusterextension/NAME on the states of test/olmv1: the successors, the decision on
+// the highest, each denial's rule, facts and remedies (an override as the ExtensionGate's patch).
+func TestExplainOLMv1Golden(t *testing.T) {
+	for _, name := range []string{"freeze-held", "operand-degraded-held", "catalog-not-serving-held", "deprecated-held", "ungated-1.0.0"} {
+		t.Run(name, func(t *testing.T) {
+			snap := repo.Path("test", "testdata", "olmv1", "snapshots", name+".yaml")
+			stdout, stderr, err := run(t, "explain", "--snapshot", snap, "--now", now, "clusterextension/tollgate-demo")
+			require.NoError(t, err)
+			assert.Empty(t, stderr)
+			golden(t, filepath.Join("olmv1", "explain-"+name+".txt"), stdout)
+		})
+	}
+	snap := repo.Path("test", "testdata", "olmv1", "snapshots", "deprecated-held.yaml")
+	stdout, _, err := run(t, "explain", "--snapshot", snap, "--now", now, "clusterextension/tollgate-demo", "-o", "json")
+	require.NoError(t, err)
+	golden(t, filepath.Join("olmv1", "explain-deprecated-held.json"), stdout)
+}
+
+// A ClusterExtension is explained from a snapshot, without a namespace; other kinds are refused.
+func TestExplainOLMv1Refusals(t *testing.T) {
+	snap := repo.Path("test", "testdata", "olmv1", "snapshots", "deprecated-held.yaml")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explain", "clusterextension/tollgate-demo"}, "from a snapshot"},
+		{[]string{"explain", "--snapshot", snap, "-n", "x", "clusterextension/tollgate-demo"}, "cluster-scoped"},
+		{[]string{"explain", "--snapshot", snap, "deployment/x"}, "clusterextension/NAME"},
+		{[]string{"explain", "--snapshot", snap, "clusterextension/missing"}, "read ClusterExtension missing"},
+	} {
+		_, _, err := run(t, tt.args...)
+		require.ErrorContains(t, err, tt.want, tt.args)
+	}
+}

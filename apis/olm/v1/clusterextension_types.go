@@ -14,6 +14,9 @@ const (
 	UpgradeConstraintPolicySelfCertified   UpgradeConstraintPolicy = "SelfCertified"
 )
 
+// ClusterExtensionGroupKind is the group and kind of a ClusterExtension.
+var ClusterExtensionGroupKind = GroupVersion.WithKind("ClusterExtension").GroupKind()
+
 // SourceTypeCatalog is the one source type of a ClusterExtension.
 const SourceTypeCatalog = "Catalog"
 

@@ -86,17 +86,29 @@ func (e *Evaluator) extensions(ctx context.Context) ([]Extension, error) {
 }
 
 func (e *Evaluator) extension(ctx context.Context, ext *olmv1.ClusterExtension) (Extension, error) {
-	gate := &tollgatev1alpha1.ExtensionGate{}
-	if err := e.Decider.Reader.Get(ctx, client.ObjectKey{Name: ext.Name}, gate); err != nil {
-		if client.IgnoreNotFound(err) != nil {
-			return Extension{}, err
-		}
-		gate = nil
+	gate, err := e.GateOf(ctx, ext.Name)
+	if err != nil {
+		return Extension{}, err
 	}
 	facts, out, err := e.Outcome(ctx, ext, gate)
 	if err != nil {
 		return Extension{}, fmt.Errorf("decide ClusterExtension %s: %w", ext.Name, err)
 	}
+	return e.ExtensionRow(ext, gate, facts, out), nil
+}
+
+// GateOf is the ExtensionGate name, or nil when there is none.
+func (e *Evaluator) GateOf(ctx context.Context, name string) (*tollgatev1alpha1.ExtensionGate, error) {
+	gate := &tollgatev1alpha1.ExtensionGate{}
+	if err := e.Decider.Reader.Get(ctx, client.ObjectKey{Name: name}, gate); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return gate, nil
+}
+
+// ExtensionRow is the report of one ClusterExtension's outcome, with the ExtensionGate status
+// the manager would write.
+func (e *Evaluator) ExtensionRow(ext *olmv1.ClusterExtension, gate *tollgatev1alpha1.ExtensionGate, facts pin.Gathered, out pin.Outcome) Extension {
 	res := out.Head.Result
 	x := Extension{
 		Name: ext.Name, Installed: out.Installed, Target: out.Target, Gated: gate != nil,
@@ -114,8 +126,11 @@ func (e *Evaluator) extension(ctx context.Context, ext *olmv1.ClusterExtension) 
 	x.Status, _ = gatestatus.NextExtension(old, gatestatus.ExtensionObservation{
 		Package: x.Package, Outcome: out, Pin: x.Pin, Catalogs: facts.Digests, Now: metav1.NewTime(e.now.Truncate(time.Second)),
 	})
-	return x, nil
+	return x
 }
+
+// Now is the instant the Evaluator decides at.
+func (e *Evaluator) Now() time.Time { return e.now }
 
 func (e *Evaluator) extensionMode(gate *tollgatev1alpha1.ExtensionGate) tollgatev1alpha1.Mode {
 	if gate != nil && gate.Spec.Mode != "" {

@@ -98,23 +98,31 @@ func overridePatch(dec *approval.Decision, code string) string {
 	if !plainName(sub.Namespace) || !plainName(sub.Name) {
 		return ""
 	}
+	var overrides []tollgatev1alpha1.Override
+	if dec.Gate != nil {
+		overrides = dec.Gate.Spec.Overrides
+	}
+	return kubectl("patch", "upgradegate", sub.Namespace, sub.Name, "--type", "merge", "-p", overridesPatch(overrides, code))
+}
+
+// overridesPatch is the merge patch that sets a gate's overrides to overrides plus one of code
+// (replacing an expired one), with a placeholder reason.
+func overridesPatch(overrides []tollgatev1alpha1.Override, code string) string {
 	type entry struct {
 		Code    string `json:"code"`
 		Reason  string `json:"reason"`
 		Expires string `json:"expires,omitempty"`
 	}
 	var list []entry
-	if dec.Gate != nil {
-		for _, o := range dec.Gate.Spec.Overrides {
-			if o.Code == code {
-				continue // an expired override of this code is replaced
-			}
-			e := entry{Code: o.Code, Reason: o.Reason}
-			if o.Expires != nil {
-				e.Expires = o.Expires.UTC().Format(time.RFC3339)
-			}
-			list = append(list, e)
+	for _, o := range overrides {
+		if o.Code == code {
+			continue // an expired override of this code is replaced
 		}
+		e := entry{Code: o.Code, Reason: o.Reason}
+		if o.Expires != nil {
+			e.Expires = o.Expires.UTC().Format(time.RFC3339)
+		}
+		list = append(list, e)
 	}
 	list = append(list, entry{Code: code, Reason: "<why this upgrade is safe anyway>"})
 	sort.SliceStable(list, func(i, j int) bool { return list[i].Code < list[j].Code })
@@ -122,6 +130,5 @@ func overridePatch(dec *approval.Decision, code string) string {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // keep the placeholder readable: < and > are harmless in quotes
 	_ = enc.Encode(map[string]any{"spec": map[string]any{"overrides": list}})
-	patch := asciiJSON(strings.TrimSuffix(buf.String(), "\n"))
-	return kubectl("patch", "upgradegate", sub.Namespace, sub.Name, "--type", "merge", "-p", patch)
+	return asciiJSON(strings.TrimSuffix(buf.String(), "\n"))
 }
