@@ -15,6 +15,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/cli/kubeconn"
 	"github.com/tollgate-dev/tollgate/internal/cli/printers"
 	"github.com/tollgate-dev/tollgate/internal/decide/approval"
+	"github.com/tollgate-dev/tollgate/internal/report/evaluation"
 	"github.com/tollgate-dev/tollgate/internal/report/explain"
 )
 
@@ -51,10 +52,11 @@ With -A it explains the Subscription of that name in every namespace that has on
 turn, as 'kubectl describe -A' does (-o json prints one document per Subscription). Without
 -A, a Subscription that is not in the namespace but is in another is named in the error.
 
-clusterextension/NAME explains an OLM v1 ClusterExtension from a snapshot (--snapshot): the
-successors OLM v1 would take from its installed bundle, the decision on each, the pin Tollgate
-would set, and the denials on the highest successor with their facts and what would lift them
-(an override is the kubectl patch of its ExtensionGate).`,
+clusterextension/NAME explains an OLM v1 ClusterExtension: the successors OLM v1 would take from
+its installed bundle, the decision on each, the pin Tollgate would set, and the denials on the
+highest successor with their facts and what would lift them (an override is the kubectl patch
+of its ExtensionGate). On a live cluster it reads the catalogs' content through the API
+server's proxy to catalogd (get services/proxy in catalogd's namespace).`,
 		Example: `  # why is the etcd upgrade in namespace operators not happening?
   tollgate explain -n operators etcd
 
@@ -171,17 +173,15 @@ func (f *explainFlags) runExtension(ctx context.Context, stdout, stderr io.Write
 	switch {
 	case !slices.Contains(extensionKinds, strings.ToLower(kind)):
 		return fmt.Errorf("%q: explain takes a Subscription's name, or clusterextension/NAME", kind+"/"+name)
-	case len(f.snapshot) == 0:
-		return errors.New("a ClusterExtension is explained from a snapshot that carries its catalogs' content (--snapshot PATH): what the manager decided is in its ExtensionGate's status (kubectl get extensiongate " + name + " -o yaml)")
 	case f.all || f.cluster.Namespace() != "":
 		return errors.New("a ClusterExtension is cluster-scoped: give no -n or -A")
 	}
-	off, err := openOffline(ctx, f.snapshot, f.policy, f.decision, stderr)
+	ev, err := f.extensionEvaluator(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	x := &explain.Explainer{Decider: off.Decider, Engine: off.Engine, Self: selfName()}
-	report, err := x.ExplainExtension(ctx, off.Evaluator, name)
+	x := &explain.Explainer{Decider: ev.Decider, Engine: ev.Engine, Self: selfName()}
+	report, err := x.ExplainExtension(ctx, ev, name)
 	if err != nil {
 		return err
 	}
@@ -189,6 +189,35 @@ func (f *explainFlags) runExtension(ctx context.Context, stdout, stderr io.Write
 		report.Notes = nil
 	}
 	return f.output.Print(stdout, report.Printable())
+}
+
+// extensionEvaluator decides on the snapshot when one is given, else on the live cluster, whose
+// catalogs' content it reads through the API server's proxy to catalogd.
+func (f *explainFlags) extensionEvaluator(ctx context.Context, stderr io.Writer) (*evaluation.Evaluator, error) {
+	if len(f.snapshot) > 0 {
+		off, err := openOffline(ctx, f.snapshot, f.policy, f.decision, stderr)
+		if err != nil {
+			return nil, err
+		}
+		return off.Evaluator, nil
+	}
+	now, cfg, err := f.decision.parse()
+	if err != nil {
+		return nil, err
+	}
+	c, _, rc, err := f.cluster.Connect()
+	if err != nil {
+		return nil, err
+	}
+	eng, _, err := f.policy.sources().Build(ctx, c, stderr)
+	if err != nil {
+		return nil, err
+	}
+	ev := evaluation.New(c, eng, cfg, now, stderr)
+	if ev.Content, err = kubeconn.NewCatalogs(rc); err != nil {
+		return nil, err
+	}
+	return ev, nil
 }
 
 func orDefault(s, def string) string {

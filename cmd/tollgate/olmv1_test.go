@@ -109,7 +109,6 @@ func TestExplainOLMv1Refusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"explain", "clusterextension/tollgate-demo"}, "from a snapshot"},
 		{[]string{"explain", "--snapshot", snap, "-n", "x", "clusterextension/tollgate-demo"}, "cluster-scoped"},
 		{[]string{"explain", "--snapshot", snap, "deployment/x"}, "clusterextension/NAME"},
 		{[]string{"explain", "--snapshot", snap, "clusterextension/missing"}, "read ClusterExtension missing"},

@@ -33,7 +33,10 @@ multi-document YAML (or a JSON List with -o json): Subscriptions, ClusterService
 InstallPlans, OperatorGroups, OperatorConditions and UpgradeGates of the namespace (or of all
 namespaces with -A), the CatalogSources visible there (the namespace's and the global catalog
 namespace's), the operands of the installed CSVs, the PackageManifests the Subscriptions use,
-and the policy ConfigMaps. Every object has apiVersion and kind; managedFields and the
+and the policy ConfigMaps; on a cluster with OLM v1, every ClusterCatalog, ClusterExtension and
+ExtensionGate, each served catalog's content (a CatalogContent, read through the API server's
+proxy to catalogd: get services/proxy in catalogd's namespace) and the extensions' operands.
+Every object has apiVersion and kind; managedFields and the
 last-applied annotation are dropped. Copied CSVs (OLM's copies in other namespaces) are left
 out. Progress goes to stderr.
 
@@ -74,7 +77,11 @@ func (f *snapshotFlags) run(ctx context.Context, stdout, stderr io.Writer, _ []s
 		where = "all namespaces"
 	}
 	fmt.Fprintf(stderr, "snapshot of %s from %s\n", where, cfg.Host)
-	scope := snapshot.Scope{Namespace: ns, All: f.all, GlobalCatalogNamespace: f.globalNS, PolicyNamespace: f.policyNS, PolicyLabel: policysource.Label}
+	catalogs, err := kubeconn.NewCatalogs(cfg)
+	if err != nil {
+		return err
+	}
+	scope := snapshot.Scope{Namespace: ns, All: f.all, GlobalCatalogNamespace: f.globalNS, PolicyNamespace: f.policyNS, PolicyLabel: policysource.Label, Catalogs: catalogs}
 	objs, err := snapshot.Capture(ctx, c, scope, stderr)
 	if err != nil {
 		return err

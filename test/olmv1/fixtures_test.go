@@ -2,16 +2,26 @@ package olmv1
 
 import (
 	"cmp"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/decide/catalogd"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
+	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	"github.com/tollgate-dev/tollgate/internal/report/evaluation"
+	"github.com/tollgate-dev/tollgate/internal/report/policyset"
 	"github.com/tollgate-dev/tollgate/internal/report/snapshot"
 )
 
@@ -84,4 +94,39 @@ func (w *world) writeObject(b *strings.Builder, obj map[string]any) {
 	require.NoError(w.t, err)
 	b.WriteString("---\n")
 	b.Write(data)
+}
+
+// directCatalogs reads catalog content from catalogd as the world reaches it (there is no
+// Service in front of catalogd here for the API server to proxy to).
+type directCatalogs struct{ w *world }
+
+func (d directCatalogs) Raw(_ context.Context, src catalogd.Source) ([]byte, error) {
+	return []byte(strings.Join(d.w.catalogContent(src.Base), "\n") + "\n"), nil
+}
+
+// requireSnapshotAgrees captures the cluster as `tollgate snapshot` does, decides the
+// ClusterExtension name on it as `tollgate eval` does, and requires what the manager wrote
+// into the ExtensionGate's status: the same candidates and decision, on the same content.
+func (w *world) requireSnapshotAgrees(name string) {
+	w.t.Helper()
+	objs, err := snapshot.Capture(w.ctx, w.c, snapshot.Scope{All: true, PolicyNamespace: policyNS, PolicyLabel: policysource.Label, Catalogs: directCatalogs{w}}, io.Discard)
+	require.NoError(w.t, err)
+	path := filepath.Join(w.t.TempDir(), "snapshot.yaml")
+	var b strings.Builder
+	require.NoError(w.t, snapshot.Write(&b, "yaml", objs, "captured"))
+	require.NoError(w.t, os.WriteFile(path, []byte(b.String()), 0o600))
+	snap, err := snapshot.Load(path)
+	require.NoError(w.t, err, "the captured snapshot loads")
+	eng, _, err := policyset.Sources{}.Build(w.ctx, snap, io.Discard)
+	require.NoError(w.t, err)
+	ev := evaluation.New(snap, eng, input.Config{}, time.Now(), io.Discard)
+	report, err := ev.Report(w.ctx)
+	require.NoError(w.t, err)
+	require.Len(w.t, report.Extensions, 1)
+	gate := &tollgatev1alpha1.ExtensionGate{}
+	require.NoError(w.t, w.c.Get(w.ctx, client.ObjectKey{Name: name}, gate))
+	got := report.Extensions[0].Status
+	require.Equal(w.t, gate.Status.Candidates, got.Candidates)
+	require.Equal(w.t, gate.Status.Catalogs, got.Catalogs)
+	require.Equal(w.t, gate.Status.Decision.Denials, got.Decision.Denials)
 }

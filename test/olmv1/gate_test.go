@@ -87,6 +87,7 @@ func TestFreezeHoldsThenLifts(t *testing.T) {
 	require.True(t, held && code == "ChangeFreeze", "tollgate_held_extensions says why: %q", code)
 	w.stillPinned(pkgName, "1.0.0")
 	w.fixture("freeze-held", "a change freeze holds tollgate-demo 1.1.0; the pin stays at 1.0.0")
+	w.requireSnapshotAgrees(pkgName)
 
 	require.NoError(t, w.c.Delete(w.ctx, configMap("freeze-periods")))
 	w.waitInstalled(pkgName, "1.1.0")
@@ -105,6 +106,7 @@ func TestDegradedOperandHolds(t *testing.T) {
 	w.waitGate(pkgName, "held by the degraded widget", both(heldBy("OperatorDegraded"), pinOwned("Held")))
 	w.stillPinned(pkgName, "1.0.0")
 	w.fixture("operand-degraded-held", "a Widget reports Degraded=True; tollgate-demo 1.1.0 is held at 1.0.0")
+	w.requireSnapshotAgrees(pkgName)
 
 	w.setWidgetDegraded(widget, metav1.ConditionFalse, "replica back")
 	w.waitInstalled(pkgName, "1.1.0")
@@ -138,6 +140,7 @@ func TestDeprecatedBundleHolds(t *testing.T) {
 	require.True(t, contains(g, "loses widgets"), "the denial carries the catalog's message: %+v", g.Status.Decision)
 	w.stillPinned(pkgName, "1.0.0")
 	w.fixture("deprecated-held", "the catalog deprecates tollgate-demo 1.1.0: held at 1.0.0")
+	w.requireSnapshotAgrees(pkgName)
 
 	w.editGate(pkgName, func(s *tollgatev1alpha1.ExtensionGateSpec) {
 		s.Overrides = []tollgatev1alpha1.Override{{Code: "BundleDeprecated", Reason: "widgets backed up"}}

@@ -61,7 +61,7 @@ func (g *Gatherer) Gather(ctx context.Context, gate *tollgatev1alpha1.ExtensionG
 	}
 	out.Catalogs = catalogs
 	for _, c := range catalogs {
-		src, why := source(&c)
+		src, why := servedAt(&c)
 		if why == "" {
 			content, err := g.Content.Catalog(ctx, src)
 			if err == nil {
@@ -101,8 +101,14 @@ func (g *Gatherer) selectedCatalogs(ctx context.Context, ext *olmv1.ClusterExten
 	return out, nil
 }
 
-// source is where c's content is served, or why it cannot be read.
-func source(c *olmv1.ClusterCatalog) (catalogd.Source, string) {
+// Served is where c's content is served, when catalogd serves it.
+func Served(c *olmv1.ClusterCatalog) (catalogd.Source, bool) {
+	src, why := servedAt(c)
+	return src, why == ""
+}
+
+// servedAt is where c's content is served, or why it cannot be read.
+func servedAt(c *olmv1.ClusterCatalog) (catalogd.Source, string) {
 	serving := meta.FindStatusCondition(c.Status.Conditions, "Serving")
 	switch {
 	case serving == nil || serving.Status != metav1.ConditionTrue:

@@ -16,6 +16,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/decide/approval"
 	"github.com/tollgate-dev/tollgate/internal/decide/gatestatus"
 	"github.com/tollgate-dev/tollgate/internal/decide/input"
+	"github.com/tollgate-dev/tollgate/internal/decide/pin"
 	"github.com/tollgate-dev/tollgate/internal/report/snapshot"
 )
 
@@ -30,6 +31,8 @@ type Evaluator struct {
 	Namespace string
 	// Warn receives what keeps a gate status from being built as the manager would.
 	Warn io.Writer
+	// Content reads OLM v1 catalogs' content; nil: the reader's, when it carries some.
+	Content pin.Content
 	now  time.Time
 }
 

@@ -43,11 +43,14 @@ type Extension struct {
 }
 
 // Outcome decides the pin of the ClusterExtension name, with its gate (nil when none), on what
-// the Evaluator's reader reads; catalog content comes from it too when it carries some (a
-// snapshot), and is otherwise unread, which holds.
+// the Evaluator's reader reads; catalog content comes from e.Content, else from the reader when
+// it carries some (a snapshot), and is otherwise unread, which holds.
 func (e *Evaluator) Outcome(ctx context.Context, ext *olmv1.ClusterExtension, gate *tollgatev1alpha1.ExtensionGate) (pin.Gathered, pin.Outcome, error) {
-	content, ok := e.Decider.Reader.(pin.Content)
-	if !ok {
+	content := e.Content
+	if content == nil {
+		content, _ = e.Decider.Reader.(pin.Content)
+	}
+	if content == nil {
 		content = unread{}
 	}
 	g := pin.Gatherer{Reader: e.Decider.Reader, Operands: e.Decider.Reader, Content: content, Config: e.Decider.Input, Now: e.now}

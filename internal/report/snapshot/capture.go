@@ -19,9 +19,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
+	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/decide/catalogd"
 	"github.com/tollgate-dev/tollgate/internal/decide/input"
 )
 
@@ -42,7 +44,14 @@ var snapshotKinds = []snapshotKind{
 	{name: "OperatorConditions", list: func() client.ObjectList { return &operatorsv2.OperatorConditionList{} }, scope: nsScope},
 	{name: "UpgradeGates", list: func() client.ObjectList { return &tollgatev1alpha1.UpgradeGateList{} }, scope: nsScope},
 	{name: "policy ConfigMaps", list: func() client.ObjectList { return &corev1.ConfigMapList{} }, scope: policyScope},
+	{name: "ClusterCatalogs", list: func() client.ObjectList { return &olmv1.ClusterCatalogList{} }, scope: clusterScope},
+	{name: "ClusterExtensions", list: func() client.ObjectList { return &olmv1.ClusterExtensionList{} }, scope: clusterScope},
+	{name: "ExtensionGates", list: func() client.ObjectList { return &tollgatev1alpha1.ExtensionGateList{} }, scope: clusterScope},
 }
+
+// clusterScope lists a cluster-scoped kind whatever the namespace: OLM v1's kinds are all
+// there is of it.
+func clusterScope(Scope) [][]client.ListOption { return [][]client.ListOption{nil} }
 
 func nsScope(s Scope) [][]client.ListOption {
 	if s.All {
@@ -81,6 +90,13 @@ type Scope struct {
 	// PolicyNamespace and PolicyLabel select the policy ConfigMaps, the only ConfigMaps read.
 	PolicyNamespace string
 	PolicyLabel     string
+	// Catalogs reads the content of OLM v1 catalogs (CatalogContent); nil leaves it out.
+	Catalogs RawCatalogs
+}
+
+// RawCatalogs reads a catalog's content as catalogd serves it.
+type RawCatalogs interface {
+	Raw(ctx context.Context, src catalogd.Source) ([]byte, error)
 }
 
 // Capture reads everything Tollgate's decisions in scope rest on: it lists every kind, then
@@ -156,7 +172,11 @@ func Capture(ctx context.Context, c client.Reader, scope Scope, progress io.Writ
 	}
 	fmt.Fprintf(progress, "  %-24s %d\n", "operands", operands)
 	fmt.Fprintf(progress, "  %-24s %d\n", "PackageManifests", pkgs)
-	return out, nil
+	extra, err := captureExtensions(ctx, c, scope, progress)
+	for _, m := range extra {
+		add(m)
+	}
+	return out, err
 }
 
 func shortErr(err error) string {
@@ -229,7 +249,8 @@ func Write(w io.Writer, format string, objs []map[string]any, header string) err
 
 // kindRank orders a snapshot as a person reads it: catalogs and groups, then the operators.
 func kindRank(kind string) int {
-	order := []string{"ConfigMap", "CatalogSource", "OperatorGroup", "Subscription", "UpgradeGate", "ClusterServiceVersion", "InstallPlan", "OperatorCondition", "PackageManifest"}
+	order := []string{"ConfigMap", "CatalogSource", "OperatorGroup", "Subscription", "UpgradeGate", "ClusterServiceVersion", "InstallPlan", "OperatorCondition", "PackageManifest",
+		"ClusterCatalog", CatalogContentKind, "ClusterExtension", "ExtensionGate"}
 	if i := slices.Index(order, kind); i >= 0 {
 		return i
 	}
