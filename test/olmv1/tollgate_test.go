@@ -81,7 +81,7 @@ func (w *world) startTollgate() {
 	require.NoError(w.t, err)
 	w.t.Cleanup(func() { _ = logFile.Close() })
 	_, err = controllers.Setup(ctx, mgr, controllers.Options{
-		DecisionLog: decisionlog.New(decisionlog.NewWriterSink(logFile), decisionlog.Options{}),
+		DecisionLog:       decisionlog.New(decisionlog.NewWriterSink(logFile), decisionlog.Options{}),
 		PolicyNamespace:   policyNS,
 		SkipSubscriptions: true,
 		Extensions:        catalogd.New(catalogd.Options{HTTP: httpClient}),

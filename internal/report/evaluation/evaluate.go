@@ -33,7 +33,7 @@ type Evaluator struct {
 	Warn io.Writer
 	// Content reads OLM v1 catalogs' content; nil: the reader's, when it carries some.
 	Content pin.Content
-	now  time.Time
+	now     time.Time
 }
 
 // New is an Evaluator of eng on what r reads, at now.

@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
-	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
 	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
+	operatorsv1 "github.com/tollgate-dev/tollgate/apis/operators/v1"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
