@@ -392,5 +392,5 @@ func TestAsAKubectlPluginTheUsageSaysKubectlTollgate(t *testing.T) {
 	assert.Equal(t, "kubectl tollgate", root.DisplayName())
 	cmd, _, err := root.Find([]string{"explain"})
 	require.NoError(t, err)
-	assert.Equal(t, "kubectl tollgate explain [-n NAMESPACE | -A] SUBSCRIPTION [flags]", cmd.UseLine())
+	assert.Equal(t, "kubectl tollgate explain [-n NAMESPACE | -A] SUBSCRIPTION | clusterextension/NAME [flags]", cmd.UseLine())
 }

@@ -181,7 +181,7 @@ func TestPolicyExportRunsWithTheRealOPA(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bundle")
 	stdout, _, err := run(t, "policy", "export", dir)
 	require.NoError(t, err)
-	assert.Contains(t, stdout, "wrote 6 policy files and .manifest")
+	assert.Contains(t, stdout, "wrote 7 policy files and .manifest")
 	var manifest struct {
 		Revision string   `json:"revision"`
 		Roots    []string `json:"roots"`

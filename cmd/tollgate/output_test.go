@@ -79,12 +79,12 @@ func TestNoHeadersNeedsOneTable(t *testing.T) {
 		args     []string
 		want     string
 	}{
-		{"eval -o wide --no-headers", append(held, "-o", "wide", "--no-headers"), "--no-headers prints rows only, and eval prints three tables with different columns: pick one with --only subscriptions|plans|catalogs"},
-		{"eval --no-headers", append(held, "--no-headers"), "--no-headers prints rows only, and eval prints three tables with different columns: pick one with --only subscriptions|plans|catalogs"},
-		{"eval: an --only that names no table", append(held, "--only", "denials"), `unknown --only "denials": use one of subscriptions, plans, catalogs`},
+		{"eval -o wide --no-headers", append(held, "-o", "wide", "--no-headers"), "--no-headers prints rows only, and eval prints four tables with different columns: pick one with --only subscriptions|plans|catalogs|extensions"},
+		{"eval --no-headers", append(held, "--no-headers"), "--no-headers prints rows only, and eval prints four tables with different columns: pick one with --only subscriptions|plans|catalogs|extensions"},
+		{"eval: an --only that names no table", append(held, "--only", "denials"), `unknown --only "denials": use one of subscriptions, plans, catalogs, extensions`},
 		{"eval --only with -o json", append(held, "--only", "plans", "-o", "json"), "--only picks a table of -o table or -o wide, not of -o json"},
-		{"status --no-headers", append(status, "--no-headers"), "--no-headers prints rows only, and status prints four tables with different columns: pick one with --only codes|holds|plans|policy"},
-		{"status: an --only that names no table", append(status, "--only", "gates"), `unknown --only "gates": use one of codes, holds, plans, policy`},
+		{"status --no-headers", append(status, "--no-headers"), "--no-headers prints rows only, and status prints five tables with different columns: pick one with --only codes|holds|plans|extensions|policy"},
+		{"status: an --only that names no table", append(status, "--only", "gates"), `unknown --only "gates": use one of codes, holds, plans, extensions, policy`},
 		{"policy diff --no-headers", append(diff, "--no-headers"), "--no-headers prints rows only, and policy diff prints four tables with different columns: pick one with --only newly-blocked|newly-allowed|codes-changed|plans"},
 	}
 	for _, tt := range tests {

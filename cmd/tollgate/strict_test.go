@@ -118,7 +118,7 @@ func TestEvalOfASnapshotWithoutSubscriptionFails(t *testing.T) {
 	stdout, _, err := run(t, "eval", "--snapshot", state, "--now", now)
 	require.Error(t, err)
 	assert.Equal(t, 1, exitCode(err))
-	assert.Contains(t, err.Error(), "no Subscription nor CatalogSource (operators.coreos.com/v1alpha1) in "+state+": nothing to decide or check")
+	assert.Contains(t, err.Error(), "no Subscription, CatalogSource (operators.coreos.com/v1alpha1) nor ClusterExtension (olm.operatorframework.io/v1) in "+state+": nothing to decide or check")
 	assert.Empty(t, stdout)
 }
 

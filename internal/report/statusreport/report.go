@@ -29,6 +29,8 @@ type Report struct {
 	HeldLongest              []HeldGate    `json:"heldLongest"`
 	InstallPlans             PlanCounts    `json:"installPlans"`
 	Policy                   PolicyInForce `json:"policy"`
+	// ExtensionGates are the OLM v1 gates, when the cluster has any.
+	ExtensionGates []ExtensionGate `json:"extensionGates,omitempty"`
 }
 
 // GateCounts counts the gates by the state of their recorded decision.
@@ -121,16 +123,16 @@ type Options struct {
 func Read(ctx context.Context, r client.Reader, o Options) (*Report, error) {
 	rep := &Report{Now: o.Now.Format(time.RFC3339), Scope: o.Scope}
 	var gates tollgatev1alpha1.UpgradeGateList
-	if err := r.List(ctx, &gates, client.InNamespace(o.Namespace)); err != nil {
+	if err := listServed(ctx, r, &gates, client.InNamespace(o.Namespace)); err != nil {
 		return nil, fmt.Errorf("list upgrade gates: %w", err)
 	}
 	var subs v1alpha1.SubscriptionList
-	if err := r.List(ctx, &subs, client.InNamespace(o.Namespace)); err != nil {
+	if err := listServed(ctx, r, &subs, client.InNamespace(o.Namespace)); err != nil {
 		return nil, fmt.Errorf("list subscriptions: %w", err)
 	}
 	rep.countGates(gates.Items, subs.Items, o.Limit)
 	var plans v1alpha1.InstallPlanList
-	if err := r.List(ctx, &plans, client.InNamespace(o.Namespace)); err != nil {
+	if err := listServed(ctx, r, &plans, client.InNamespace(o.Namespace)); err != nil {
 		return nil, fmt.Errorf("list install plans: %w", err)
 	}
 	rep.countPlans(plans.Items)
@@ -139,7 +141,8 @@ func Read(ctx context.Context, r client.Reader, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Policy.Sources = sourcesHealth(cms)
-	return rep, nil
+	rep.ExtensionGates, err = readExtensionGates(ctx, r)
+	return rep, err
 }
 
 // countGates counts the gates and the Subscriptions without one, finds the longest holds
