@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -116,4 +117,33 @@ func TestExplainOLMv1Refusals(t *testing.T) {
 		_, _, err := run(t, tt.args...)
 		require.ErrorContains(t, err, tt.want, tt.args)
 	}
+}
+
+// policy diff covers ClusterExtensions: a freeze the candidate adds newly blocks the upgrade
+// of the extension whose successor the policies in force allow.
+func TestPolicyDiffOLMv1(t *testing.T) {
+	dir := t.TempDir()
+	periods := filepath.Join(dir, "periods.yaml")
+	require.NoError(t, os.WriteFile(periods, []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: freeze-periods, namespace: tollgate-system, labels: {tollgate.dev/policy: data}}
+data:
+  freeze.json: '{"packs": {"freeze": {"periods": [{"start": "2026-01-01T00:00:00Z", "end": "2100-01-01T00:00:00Z", "reason": "audit"}]}}}'
+`), 0o600))
+	snap := repo.Path("test", "testdata", "olmv1", "snapshots", "ungated-1.0.0.yaml")
+	stdout, _, err := run(t, "policy", "diff", "--snapshot", snap, "--now", now, "--bundle", repo.Path("bundles", "packs", "freeze"), "--configmap", periods, "-o", "json")
+	require.NoError(t, err)
+	var report struct {
+		Summary struct{ NewlyBlocked int } `json:"summary"`
+		Changes []struct {
+			Kind, Name string
+			After      struct{ Codes []string } `json:"after"`
+		} `json:"changes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &report))
+	require.Equal(t, 1, report.Summary.NewlyBlocked, stdout)
+	require.Len(t, report.Changes, 1)
+	assert.Equal(t, "ClusterExtension", report.Changes[0].Kind)
+	assert.Equal(t, "tollgate-demo", report.Changes[0].Name)
+	assert.Equal(t, []string{"ChangeFreeze"}, report.Changes[0].After.Codes)
 }

@@ -46,7 +46,9 @@ them) and under a candidate: the same plus --policy-dir (.rego files; a file wit
 embedded one replaces it), --bundle (more OPA bundles) and --configmap (policy ConfigMap YAML
 files that replace the ConfigMaps of the same name, or add new ones). Print the Subscriptions
 whose decision changes: newly blocked, newly allowed, or held by other codes; the InstallPlans
-whose verdict changes; and a summary.
+whose verdict changes; the OLM v1 ClusterExtensions whose highest successor's decision changes
+(kind ClusterExtension; catalog content from the snapshot, or through the API server's proxy to
+catalogd on a live cluster); and a summary.
 
 It reads the live cluster (all namespaces; -n narrows), or a snapshot with --snapshot. A
 candidate that does not compile is an error naming the file and line, never a diff.
@@ -109,6 +111,16 @@ func (f *policyDiffFlags) run(ctx context.Context, stdout, stderr io.Writer, _ [
 	}
 	inForce, candidate := evaluation.New(r, before, cfg, now, stderr), evaluation.New(r, after, cfg, now, stderr)
 	inForce.Namespace, candidate.Namespace = f.cluster.Namespace(), f.cluster.Namespace()
+	if len(f.snapshot) == 0 { // live: OLM v1 catalogs' content through the API server
+		rc, err := f.cluster.RESTConfig()
+		if err != nil {
+			return err
+		}
+		if inForce.Content, err = kubeconn.NewCatalogs(rc); err != nil {
+			return err
+		}
+		candidate.Content = inForce.Content
+	}
 	report, err := impact.Compare(ctx, inForce, candidate, scope)
 	if err != nil {
 		return err

@@ -79,7 +79,7 @@ func (e *Evaluator) Report(ctx context.Context) (*Report, error) {
 	if r.CatalogSources, err = e.catalogSources(ctx); err != nil {
 		return nil, err
 	}
-	if r.Extensions, err = e.extensions(ctx); err != nil {
+	if r.Extensions, err = e.Extensions(ctx); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -67,9 +67,9 @@ func (unread) Catalog(context.Context, catalogd.Source) (*fbc.Catalog, error) {
 	return nil, errors.New("catalog content is read from a snapshot that carries it (tollgate snapshot), not from here")
 }
 
-// extensions decides every ClusterExtension; a reader that does not know the kind (a cluster
+// Extensions decides every ClusterExtension; a reader that does not know the kind (a cluster
 // without OLM v1) has none.
-func (e *Evaluator) extensions(ctx context.Context) ([]Extension, error) {
+func (e *Evaluator) Extensions(ctx context.Context) ([]Extension, error) {
 	var list olmv1.ClusterExtensionList
 	if err := e.Decider.Reader.List(ctx, &list); err != nil {
 		if meta.IsNoMatchError(err) {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tollgate-dev/tollgate/internal/decide/approval"
+	"github.com/tollgate-dev/tollgate/internal/decide/gatestatus"
 	"github.com/tollgate-dev/tollgate/internal/report/evaluation"
 )
 
@@ -32,8 +33,10 @@ type Summary struct {
 	Unchanged    int `json:"unchanged"`
 }
 
-// Change is one Subscription whose decision changes.
+// Change is one Subscription (or, with Kind ClusterExtension, one OLM v1 ClusterExtension's
+// highest successor) whose decision changes.
 type Change struct {
+	Kind      string  `json:"kind,omitempty"`
 	Namespace string  `json:"namespace"`
 	Name      string  `json:"name"`
 	Before    Verdict `json:"before"`
@@ -62,30 +65,45 @@ type planChange struct {
 	before, after approval.Verdict
 }
 
-// Outcomes are the decisions of one policy set: per Subscription, and per pending plan.
+// Outcomes are the decisions of one policy set: per Subscription, per pending plan, and per
+// ClusterExtension (the decision on its highest successor).
 type Outcomes struct {
 	subs  map[types.NamespacedName]Verdict
 	plans map[types.NamespacedName]approval.Verdict
+	exts  map[types.NamespacedName]Verdict
 }
 
 // Decide decides every Subscription e reaches, and judges their pending plans.
 func Decide(ctx context.Context, e *evaluation.Evaluator) (*Outcomes, error) {
-	out := &Outcomes{subs: map[types.NamespacedName]Verdict{}, plans: map[types.NamespacedName]approval.Verdict{}}
+	out := &Outcomes{subs: map[types.NamespacedName]Verdict{}, plans: map[types.NamespacedName]approval.Verdict{}, exts: map[types.NamespacedName]Verdict{}}
 	err := e.Each(ctx, func(dec *approval.Decision) error {
-		v := Verdict{Allowed: dec.Result.Decision.Allowed, Codes: []string{}}
-		for _, den := range dec.Result.Decision.Denials {
-			if !den.Overridden && !slices.Contains(v.Codes, den.Code) {
-				v.Codes = append(v.Codes, den.Code)
-			}
-		}
-		slices.Sort(v.Codes)
-		out.subs[types.NamespacedName{Namespace: dec.Subscription.Namespace, Name: dec.Subscription.Name}] = v
+		d := evaluation.Decision{Allowed: dec.Result.Decision.Allowed, Denials: gatestatus.Denials(dec.Result.Decision)}
+		out.subs[types.NamespacedName{Namespace: dec.Subscription.Namespace, Name: dec.Subscription.Name}] = verdictOf(d)
 		for _, p := range dec.Plans {
 			out.plans[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p
 		}
 		return nil
 	})
+	if err != nil {
+		return out, err
+	}
+	exts, err := e.Extensions(ctx)
+	for _, x := range exts {
+		out.exts[types.NamespacedName{Name: x.Name}] = verdictOf(x.Decision)
+	}
 	return out, err
+}
+
+// verdictOf is a decision as a diff compares it: allowed, and the standing codes, sorted.
+func verdictOf(d evaluation.Decision) Verdict {
+	v := Verdict{Allowed: d.Allowed, Codes: []string{}}
+	for _, code := range d.StandingCodes() {
+		if !slices.Contains(v.Codes, code) {
+			v.Codes = append(v.Codes, code)
+		}
+	}
+	slices.Sort(v.Codes)
+	return v
 }
 
 // Compare decides with the policies in force and with the candidate, and lists what changes;
@@ -104,11 +122,25 @@ func Compare(ctx context.Context, inForce, candidate *evaluation.Evaluator, scop
 	return r, nil
 }
 
-// Diff lists what changes from was to will, in namespace and name order.
+// Diff lists what changes from was to will, in namespace and name order, the Subscriptions
+// first, then the ClusterExtensions.
 func Diff(was, will *Outcomes) *Report {
 	r := &Report{Changes: []Change{}}
-	for _, k := range slices.SortedFunc(maps.Keys(was.subs), compareKeys) {
-		b, a := was.subs[k], will.subs[k]
+	r.diff("", was.subs, will.subs)
+	r.diff("ClusterExtension", was.exts, will.exts)
+	for _, k := range slices.SortedFunc(maps.Keys(was.plans), compareKeys) {
+		b, a := was.plans[k], will.plans[k]
+		if b.Approvable != a.Approvable || b.WhyNot() != a.WhyNot() {
+			r.plans = append(r.plans, planChange{key: k, before: b, after: a})
+		}
+	}
+	return r
+}
+
+// diff adds the changes from was to will of the objects of kind ("" for Subscriptions).
+func (r *Report) diff(kind string, was, will map[types.NamespacedName]Verdict) {
+	for _, k := range slices.SortedFunc(maps.Keys(was), compareKeys) {
+		b, a := was[k], will[k]
 		switch {
 		case b.Allowed && !a.Allowed:
 			r.Summary.NewlyBlocked++
@@ -120,15 +152,8 @@ func Diff(was, will *Outcomes) *Report {
 			r.Summary.Unchanged++
 			continue
 		}
-		r.Changes = append(r.Changes, Change{Namespace: k.Namespace, Name: k.Name, Before: b, After: a})
+		r.Changes = append(r.Changes, Change{Kind: kind, Namespace: k.Namespace, Name: k.Name, Before: b, After: a})
 	}
-	for _, k := range slices.SortedFunc(maps.Keys(was.plans), compareKeys) {
-		b, a := was.plans[k], will.plans[k]
-		if b.Approvable != a.Approvable || b.WhyNot() != a.WhyNot() {
-			r.plans = append(r.plans, planChange{key: k, before: b, after: a})
-		}
-	}
-	return r
 }
 
 func compareKeys(a, b types.NamespacedName) int {

@@ -64,7 +64,7 @@ func renderChanges(w io.Writer, r *Report, o printers.TableOptions, name, title 
 	o.Title(w, "%s%s (%d)\n", o.Gap(), title, len(rows))
 	t := o.NewTable(w, o.Columns([]string{"NAMESPACE", "NAME", "IN FORCE", "CANDIDATE"}, "ADDED", "REMOVED")...)
 	for _, c := range rows {
-		t.Row(o.Columns([]string{c.Namespace, c.Name, c.Before.String(), c.After.String()},
+		t.Row(o.Columns([]string{c.Namespace, c.displayName(), c.Before.String(), c.After.String()},
 			strings.Join(missing(c.After.Codes, c.Before.Codes), ", "), strings.Join(missing(c.Before.Codes, c.After.Codes), ", "))...)
 	}
 	return t.Flush()
@@ -98,4 +98,12 @@ func planWord(v approval.Verdict) string {
 		return "approve"
 	}
 	return v.WhyNot()
+}
+
+// displayName is a Subscription's name, or kind/name for another kind.
+func (c Change) displayName() string {
+	if c.Kind == "" {
+		return c.Name
+	}
+	return strings.ToLower(c.Kind) + "/" + c.Name
 }
