@@ -58,6 +58,8 @@ func (r *ExtensionReconciler) nextPin(gate *tollgatev1alpha1.ExtensionGate, ext 
 		return pinMove{pin: current, owned: true, reason: "Upgrading", message: fmt.Sprintf("OLM v1 is installing %s, the pin Tollgate set (installed: %s)", current, out.Installed)}
 	case current != out.Target:
 		return pinMove{pin: out.Target, write: true, owned: true, reason: "Moved", message: fmt.Sprintf("Tollgate moved the pin from %s to %s, which the policies allow", current, out.Target), event: "PinMoved"}
+	case out.GateError != "":
+		return pinMove{pin: current, owned: true, reason: "InvalidGate", message: fmt.Sprintf("pinned at %s: the gate follows nothing until it is fixed: %s", current, out.GateError)}
 	case len(out.Versions) > 0 && out.Versions[0].Version != current:
 		return pinMove{pin: current, owned: true, reason: "Held", message: fmt.Sprintf("pinned at %s: %s is held (%s)", current, out.Versions[0].Version, blockedBy(out.Head.Result))}
 	case !out.Head.Result.Decision.Allowed:

@@ -69,6 +69,8 @@ type Outcome struct {
 	Head Judged
 	// Target is the pin: the highest allowed version, else Installed.
 	Target string
+	// GateError says why the gate's spec.version follows nothing ("" when it is a range).
+	GateError string
 }
 
 // Decide judges every successor OLM v1 would take from the installed bundle and returns the
@@ -76,6 +78,11 @@ type Outcome struct {
 // computed, so that the policies see why.
 func Decide(ctx context.Context, f Facts, ev Evaluator) Outcome {
 	out := Outcome{}
+	if f.Gate != nil && f.Gate.Spec.Version != "" {
+		if _, err := mmsemver.NewConstraint(f.Gate.Spec.Version); err != nil {
+			out.GateError = fmt.Sprintf("spec.version %q is not a version range: %v", f.Gate.Spec.Version, err)
+		}
+	}
 	if in := f.Extension.Extension.Status.Install; in != nil && in.Bundle.Name != "" {
 		out.Installed = in.Bundle.Version
 	}

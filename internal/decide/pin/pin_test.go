@@ -264,3 +264,12 @@ func TestGateChannelsRestrictWhatIsFollowed(t *testing.T) {
 	assert.Empty(t, out.Versions)
 	assert.False(t, slices.ContainsFunc(out.Versions, func(v pin.Version) bool { return v.Allowed }))
 }
+
+// A gate whose range does not parse follows nothing, and says why.
+func TestInvalidGateRangeFollowsNothing(t *testing.T) {
+	gate := &tollgatev1alpha1.ExtensionGate{Spec: tollgatev1alpha1.ExtensionGateSpec{Version: ">=1.0.0 <<2"}}
+	out := pin.Decide(context.Background(), fixtureFacts(t, gate), policies(t))
+	assert.Equal(t, "1.0.0", out.Target)
+	assert.Empty(t, out.Versions)
+	assert.Contains(t, out.GateError, `spec.version ">=1.0.0 <<2" is not a version range`)
+}
