@@ -177,12 +177,6 @@ func (w *world) pinRecord(name string) (tollgatev1alpha1.PinRecord, bool) {
 	return tollgatev1alpha1.ParsePinRecord(u.GetAnnotations()[tollgatev1alpha1.PinRecordAnnotation])
 }
 
-// pinOfExtension is the ClusterExtension name's spec.source.catalog.version.
-func (w *world) pinOfExtension(name string) string {
-	w.t.Helper()
-	return nestedString(w.get(clusterExtensionKind, name), "spec", "source", "catalog", "version")
-}
-
 // policyConfigMap creates a policy ConfigMap of kind (policysource.KindRego or KindData).
 func (w *world) policyConfigMap(name, kind string, data map[string]string) {
 	w.t.Helper()

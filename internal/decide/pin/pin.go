@@ -208,7 +208,7 @@ func (f *Facts) judge(ctx context.Context, ev Evaluator, v string, cands []*inpu
 }
 
 func (f *Facts) evaluate(ctx context.Context, ev Evaluator, c *input.ExtensionCandidate) Judged {
-	doc := f.Extension.Document(c, f.Config, f.Now)
+	doc := f.Document(c, f.Config, f.Now)
 	return Judged{Candidate: c, Input: doc, Result: ev.Evaluate(ctx, doc)}
 }
 

@@ -103,10 +103,10 @@ func TestDecideOnWhatOLMv1Wrote(t *testing.T) {
 // A document whose key has a value of another type is refused before evaluation.
 func TestMisshapenExtensionDocumentFailsClosed(t *testing.T) {
 	f := fixtureFacts(t, nil)
-	doc := f.Extension.Document(nil, input.Config{}, now)
+	doc := f.Document(nil, input.Config{}, now)
 	require.NoError(t, policies(t).Evaluate(context.Background(), doc).Err)
 	for _, k := range []string{"catalogs", "catalogErrors", "operands"} {
-		doc := f.Extension.Document(nil, input.Config{}, now)
+		doc := f.Document(nil, input.Config{}, now)
 		doc[k] = "x"
 		r := policies(t).Evaluate(context.Background(), doc)
 		require.ErrorIs(t, r.Err, engine.ErrInputShape, k)
