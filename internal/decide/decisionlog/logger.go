@@ -125,7 +125,7 @@ func (l *Logger) Decision(dec *approval.Decision) {
 // Decided logs the decision res on input, which changed a gate (an ExtensionGate's: the
 // decision on its highest successor).
 func (l *Logger) Decided(input map[string]any, res *engine.Result) {
-	if l == nil || input == nil || res == nil {
+	if l == nil || res == nil {
 		return
 	}
 	ev := l.event(PathDecision, input, res.Revision)
