@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -61,8 +64,11 @@ func TestTollgatesOwnCSVIsAcceptedByTheUpstreamCRD(t *testing.T) {
 	csv := &v1alpha1.ClusterServiceVersion{}
 	require.NoError(t, upstream.Client.Get(ctx, client.ObjectKeyFromObject(u), csv))
 	assert.Equal(t, "deployment", csv.Spec.InstallStrategy.StrategyName)
-	require.Len(t, csv.Spec.CustomResourceDefinitions.Owned, 1)
-	assert.Equal(t, "upgradegates.tollgate.dev", csv.Spec.CustomResourceDefinitions.Owned[0].Name)
+	var owned []string
+	for _, o := range csv.Spec.CustomResourceDefinitions.Owned {
+		owned = append(owned, o.Name)
+	}
+	assert.ElementsMatch(t, []string{"upgradegates.tollgate.dev", "extensiongates.tollgate.dev"}, owned)
 	// Tollgate gates Subscriptions in every namespace: AllNamespaces, and nothing narrower.
 	assert.ElementsMatch(t, []v1alpha1.InstallMode{
 		{Type: "OwnNamespace", Supported: false},
@@ -113,34 +119,51 @@ func TestTollgatesOwnCSVNamesItsImageAndNamespace(t *testing.T) {
 	assert.Equal(t, strings.TrimPrefix(release(t), "v"), version)
 }
 
-// Every alm-examples entry is an UpgradeGate the API server accepts, and they are the
-// samples of config/samples.
+// Every alm-examples entry is a gate the API server accepts (an UpgradeGate, an
+// ExtensionGate), and they are the samples of config/samples.
 func TestTollgatesOwnALMExamplesAreValidUpgradeGates(t *testing.T) {
-	ctx := context.Background()
 	u := servedCSV(t)
 	var examples []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(u.GetAnnotations()["alm-examples"]), &examples), "alm-examples is a JSON array")
-	require.NotEmpty(t, examples)
-
-	var sample tollgatev1alpha1.UpgradeGate
-	data, err := os.ReadFile(repo.Path("config", "samples", "upgradegate.yaml"))
-	require.NoError(t, err)
-	require.NoError(t, yaml.Unmarshal(data, &sample))
-
-	ns := namespace(t, ours)
+	var kinds []string
 	for _, example := range examples {
 		obj := &unstructured.Unstructured{Object: example}
 		assert.Equal(t, "tollgate.dev/v1alpha1", obj.GetAPIVersion())
-		assert.Equal(t, "UpgradeGate", obj.GetKind())
-		assert.Empty(t, obj.GetNamespace(), "a console creates examples in the namespace at hand")
-		obj.SetNamespace(ns)
-		require.NoError(t, ours.Client.Create(ctx, obj), "the API server accepts the example")
-
-		gate := &tollgatev1alpha1.UpgradeGate{}
-		require.NoError(t, ours.Client.Get(ctx, client.ObjectKeyFromObject(obj), gate))
-		assert.Equal(t, sample.Name, gate.Name)
-		assert.Equal(t, sample.Spec, gate.Spec)
+		assert.Empty(t, obj.GetNamespace(), "a console creates examples in the namespace at hand (an UpgradeGate) or the cluster (an ExtensionGate)")
+		kinds = append(kinds, obj.GetKind())
+		switch obj.GetKind() {
+		case "UpgradeGate":
+			obj.SetNamespace(namespace(t, ours))
+			requireSample(t, obj, "upgradegate.yaml", &tollgatev1alpha1.UpgradeGate{}, &tollgatev1alpha1.UpgradeGate{})
+		case "ExtensionGate":
+			requireSample(t, obj, "extensiongate.yaml", &tollgatev1alpha1.ExtensionGate{}, &tollgatev1alpha1.ExtensionGate{})
+		}
 	}
+	assert.ElementsMatch(t, []string{"UpgradeGate", "ExtensionGate"}, kinds)
+}
+
+// requireSample creates the example obj, reads it back into got, and requires its name and
+// spec to be config/samples/<file>'s (read into want).
+func requireSample(t *testing.T, obj *unstructured.Unstructured, file string, want, got client.Object) {
+	t.Helper()
+	ctx := context.Background()
+	data, err := os.ReadFile(repo.Path("config", "samples", file))
+	require.NoError(t, err)
+	require.NoError(t, yaml.Unmarshal(data, want))
+	require.NoError(t, ours.Client.Create(ctx, obj), "the API server accepts the example")
+	require.NoError(t, ours.Client.Get(ctx, client.ObjectKeyFromObject(obj), got))
+	assert.Equal(t, want.GetName(), got.GetName())
+	assert.Equal(t, specOf(t, want), specOf(t, got))
+}
+
+// specOf is obj's spec as JSON.
+func specOf(t *testing.T, obj client.Object) string {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	require.NoError(t, err)
+	b, err := json.Marshal(m["spec"])
+	require.NoError(t, err)
+	return string(b)
 }
 
 // The file-based catalog holds the package, its channel and the bundle, and agrees with the
@@ -208,10 +231,18 @@ func TestTollgatesOwnCatalogHoldsTheBundle(t *testing.T) {
 	require.Len(t, props["olm.package"], 1)
 	assert.JSONEq(t, `{"packageName":"tollgate","version":"`+strings.TrimPrefix(release(t), "v")+`"}`, props["olm.package"][0])
 	assert.Equal(t, strings.TrimPrefix(release(t), "v"), csv.Spec.Version)
-	require.Len(t, csv.Spec.CustomResourceDefinitions.Owned, 1)
-	owned := csv.Spec.CustomResourceDefinitions.Owned[0]
-	require.Len(t, props["olm.gvk"], 1)
-	assert.JSONEq(t, `{"group":"`+strings.TrimPrefix(owned.Name, "upgradegates.")+`","version":"`+owned.Version+`","kind":"`+owned.Kind+`"}`, props["olm.gvk"][0])
+	require.Len(t, csv.Spec.CustomResourceDefinitions.Owned, 2)
+	require.Len(t, props["olm.gvk"], 2)
+	for _, owned := range csv.Spec.CustomResourceDefinitions.Owned {
+		_, group, _ := strings.Cut(owned.Name, ".")
+		gvk := `{"group":"` + group + `","version":"` + owned.Version + `","kind":"` + owned.Kind + `"}`
+		assert.True(t, slices.ContainsFunc(props["olm.gvk"], func(p string) bool { return jsonEqual(p, gvk) }), "olm.gvk %s", gvk)
+	}
+}
+
+func jsonEqual(a, b string) bool {
+	var x, y any
+	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
 }
 
 // dockerfile reads the instructions of a Dockerfile: LABELs as a map, the other lines as

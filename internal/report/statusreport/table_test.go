@@ -72,7 +72,7 @@ func TestWriteTableOfOneTable(t *testing.T) {
 			assert.Equal(t, tt.want, out.String())
 		})
 	}
-	assert.Equal(t, []string{"codes", "holds", "plans", "policy"}, statusreport.Tables)
+	assert.Equal(t, []string{"codes", "holds", "plans", "extensions", "policy"}, statusreport.Tables)
 }
 
 func TestPrintableNamesTheLongestHeldGates(t *testing.T) {
