@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -140,38 +141,16 @@ func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1a
 func (r *ExtensionReconciler) writeMissing(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate) error {
 	next := gate.Status.DeepCopy()
 	next.ObservedGeneration = gate.Generation
-	changed := setCondition(&next.Conditions, metav1.Condition{
+	changed := meta.SetStatusCondition(&next.Conditions, metav1.Condition{
 		Type: tollgatev1alpha1.ConditionPinOwned, Status: metav1.ConditionFalse, Reason: "ExtensionNotFound",
 		Message: fmt.Sprintf("no ClusterExtension %s: create it, or delete this gate", gate.Name), ObservedGeneration: gate.Generation,
-	}, r.now())
+		LastTransitionTime: metav1.NewTime(r.now()),
+	})
 	if !changed && next.ObservedGeneration == gate.Status.ObservedGeneration {
 		return nil
 	}
 	gate.Status = *next
 	return r.Status().Update(ctx, gate)
-}
-
-// setCondition sets c in conds, its transition time now when its status changed; it says
-// whether anything changed.
-func setCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) bool {
-	for i := range *conds {
-		old := &(*conds)[i]
-		if old.Type != c.Type {
-			continue
-		}
-		c.LastTransitionTime = old.LastTransitionTime
-		if old.Status != c.Status {
-			c.LastTransitionTime = metav1.NewTime(now)
-		}
-		if equality.Semantic.DeepEqual(*old, c) {
-			return false
-		}
-		*old = c
-		return true
-	}
-	c.LastTransitionTime = metav1.NewTime(now)
-	*conds = append(*conds, c)
-	return true
 }
 
 func keyOf(name string) types.NamespacedName { return types.NamespacedName{Name: name} }

@@ -47,7 +47,7 @@ func (r *ExtensionReconciler) nextPin(gate *tollgatev1alpha1.ExtensionGate, ext 
 	switch {
 	case out.Installed == "":
 		return pinMove{pin: current, reason: "NotInstalled", message: fmt.Sprintf("nothing is installed yet: OLM v1 installs what spec.source.catalog.version (%q) selects, and Tollgate gates the upgrades after that first install", current)}
-	case r.mode(gate) == tollgatev1alpha1.ModeAudit:
+	case gate.Spec.Mode.Or(r.Input.WithDefaults().DefaultMode) == tollgatev1alpha1.ModeAudit:
 		return pinMove{pin: current, owned: owned, reason: "Audit", message: fmt.Sprintf("mode Audit: Tollgate decides and reports, and leaves spec.source.catalog.version (%q) as it is; it would pin %s", current, out.Target)}
 	case !owned && current == out.Target:
 		return pinMove{pin: current, write: true, owned: true, reason: "Adopted", message: fmt.Sprintf("Tollgate owns spec.source.catalog.version, found at %s", current)}
@@ -67,13 +67,6 @@ func (r *ExtensionReconciler) nextPin(gate *tollgatev1alpha1.ExtensionGate, ext 
 	default:
 		return pinMove{pin: current, owned: true, reason: "Pinned", message: fmt.Sprintf("pinned at %s; no successor within the gate's range and channels", current)}
 	}
-}
-
-func (r *ExtensionReconciler) mode(gate *tollgatev1alpha1.ExtensionGate) tollgatev1alpha1.Mode {
-	if gate.Spec.Mode != "" {
-		return gate.Spec.Mode
-	}
-	return r.Input.WithDefaults().DefaultMode
 }
 
 func pinOf(ext *olmv1.ClusterExtension) string {

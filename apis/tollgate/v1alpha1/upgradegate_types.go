@@ -22,6 +22,15 @@ const (
 	DefaultMode = ModeEnforce
 )
 
+// Or is m, or def when m is empty: the effective mode of a gate whose spec.mode is m, under
+// the manager's --default-mode def.
+func (m Mode) Or(def Mode) Mode {
+	if m != "" {
+		return m
+	}
+	return def
+}
+
 // ParseMode returns the mode s names, or an error saying which modes there are.
 func ParseMode(s string) (Mode, error) {
 	if m := Mode(s); m == ModeEnforce || m == ModeAudit {

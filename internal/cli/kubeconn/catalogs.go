@@ -50,7 +50,7 @@ func (c *Catalogs) Raw(ctx context.Context, src catalogd.Source) ([]byte, error)
 		return nil, fmt.Errorf("ClusterCatalog %s: GET %s through the API server: %w", src.Catalog, path, err)
 	}
 	defer func() { _ = body.Close() }()
-	limit := c.limits().MaxBytes
+	limit := c.Limits.WithDefaults().MaxBytes
 	data, err := io.ReadAll(io.LimitReader(body, limit+1))
 	switch {
 	case err != nil:
@@ -67,22 +67,11 @@ func (c *Catalogs) Catalog(ctx context.Context, src catalogd.Source) (*fbc.Catal
 	if err != nil {
 		return nil, err
 	}
-	cat, err := fbc.Read(bytes.NewReader(data), c.limits())
+	cat, err := fbc.Read(bytes.NewReader(data), c.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("ClusterCatalog %s: %w", src.Catalog, err)
 	}
 	return cat, nil
-}
-
-func (c *Catalogs) limits() fbc.Limits {
-	l := fbc.DefaultLimits
-	if c.Limits.MaxBytes > 0 {
-		l.MaxBytes = c.Limits.MaxBytes
-	}
-	if c.Limits.MaxObjectBytes > 0 {
-		l.MaxObjectBytes = c.Limits.MaxObjectBytes
-	}
-	return l
 }
 
 // proxyPath is the API server's proxy path to base's /api/v1/all: base must be an https URL

@@ -182,10 +182,10 @@ func (v Verdict) WhyNot() string {
 
 // EffectiveMode is the gate's spec.mode, or def when empty.
 func EffectiveMode(gate *tollgatev1alpha1.UpgradeGate, def tollgatev1alpha1.Mode) tollgatev1alpha1.Mode {
-	if gate != nil && gate.Spec.Mode != "" {
-		return gate.Spec.Mode
+	if gate == nil {
+		return def
 	}
-	return def
+	return gate.Spec.Mode.Or(def)
 }
 
 // Mode is the effective mode of gate under this Decider: its spec.mode, or the configured

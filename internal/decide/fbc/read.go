@@ -81,6 +81,17 @@ type Limits struct {
 	MaxObjectBytes int
 }
 
+// WithDefaults is l, each zero (or negative) bound DefaultLimits'.
+func (l Limits) WithDefaults() Limits {
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultLimits.MaxBytes
+	}
+	if l.MaxObjectBytes <= 0 {
+		l.MaxObjectBytes = DefaultLimits.MaxObjectBytes
+	}
+	return l
+}
+
 // DefaultLimits take a large public catalog (tens of MiB) with room to spare.
 var DefaultLimits = Limits{MaxBytes: 256 << 20, MaxObjectBytes: 16 << 20}
 
@@ -90,12 +101,7 @@ var ErrTooLarge = errors.New("catalog content exceeds its limit")
 // Read reads catalog content as catalogd serves it, one JSON object per line, whole or not at all: an error names
 // the line and what is wrong with it, and no partial catalog is returned.
 func Read(r io.Reader, limits Limits) (*Catalog, error) {
-	if limits.MaxBytes <= 0 {
-		limits.MaxBytes = DefaultLimits.MaxBytes
-	}
-	if limits.MaxObjectBytes <= 0 {
-		limits.MaxObjectBytes = DefaultLimits.MaxObjectBytes
-	}
+	limits = limits.WithDefaults()
 	counted := &io.LimitedReader{R: r, N: limits.MaxBytes + 1}
 	sc := bufio.NewScanner(counted)
 	sc.Buffer(make([]byte, 0, min(64<<10, limits.MaxObjectBytes)), limits.MaxObjectBytes)

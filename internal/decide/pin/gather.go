@@ -152,13 +152,14 @@ func (g *Gatherer) operandKinds(f Facts) []input.OwnedKind {
 	return g.kinds(provided)
 }
 
-// kinds are the operand kinds of gvks, each once, none of a built-in group. With a Mapper, a
-// kind the API server does not serve has no instances and is left out.
+// kinds are the operand kinds of gvks, each once (input.ReadOperands leaves out those of a
+// built-in group). With a Mapper, a kind the API server does not serve has no instances and is
+// left out.
 func (g *Gatherer) kinds(gvks []fbc.GVK) []input.OwnedKind {
 	var out []input.OwnedKind
 	seen := map[fbc.GVK]bool{}
 	for _, k := range gvks {
-		if seen[k] || input.BuiltinGroup(k.Group) {
+		if seen[k] {
 			continue
 		}
 		seen[k] = true

@@ -136,10 +136,11 @@ func (e *Evaluator) ExtensionRow(ext *olmv1.ClusterExtension, gate *tollgatev1al
 func (e *Evaluator) Now() time.Time { return e.now }
 
 func (e *Evaluator) extensionMode(gate *tollgatev1alpha1.ExtensionGate) tollgatev1alpha1.Mode {
-	if gate != nil && gate.Spec.Mode != "" {
-		return gate.Spec.Mode
+	def := e.Decider.Input.WithDefaults().DefaultMode
+	if gate == nil {
+		return def
 	}
-	return e.Decider.Input.WithDefaults().DefaultMode
+	return gate.Spec.Mode.Or(def)
 }
 
 // renderExtensionReport prints the ClusterExtensions table and, under it, the denials on each

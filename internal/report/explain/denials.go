@@ -23,14 +23,24 @@ func (x *Explainer) denial(dec *approval.Decision, d engine.ExplainedDenial) Den
 
 // plain renders a denial without its rule.
 func (x *Explainer) plain(dec *approval.Decision, d engine.Denial) Denial {
+	var overrides []tollgatev1alpha1.Override
+	if dec.Gate != nil {
+		overrides = dec.Gate.Spec.Overrides
+	}
+	return renderDenial(d, overrides, func(l engine.Remedy) Remedy { return x.remedy(dec, l) })
+}
+
+// renderDenial is a denial without its rule, waived by its gate's overrides when it says so, each
+// remedy rendered by remedy.
+func renderDenial(d engine.Denial, overrides []tollgatev1alpha1.Override, remedy func(engine.Remedy) Remedy) Denial {
 	out := Denial{Code: d.Code, Message: d.Message, Overridden: d.Overridden, Facts: orEmpty(d.Facts), Lift: []Remedy{}}
 	if d.Overridden {
-		if o := override(dec.Gate, d.Code); o != nil {
+		if o := override(overrides, d.Code); o != nil {
 			out.OverrideReason = o.Reason
 		}
 	}
 	for _, l := range d.Lift {
-		out.Lift = append(out.Lift, x.remedy(dec, l))
+		out.Lift = append(out.Lift, remedy(l))
 	}
 	return out
 }
@@ -76,13 +86,10 @@ func (x *Explainer) peerDenials(dec *approval.Decision, key engine.ObjectKey) []
 	return nil
 }
 
-func override(gate *tollgatev1alpha1.UpgradeGate, code string) *tollgatev1alpha1.Override {
-	if gate == nil {
-		return nil
-	}
-	for i := range gate.Spec.Overrides {
-		if gate.Spec.Overrides[i].Code == code {
-			return &gate.Spec.Overrides[i]
+func override(overrides []tollgatev1alpha1.Override, code string) *tollgatev1alpha1.Override {
+	for i := range overrides {
+		if overrides[i].Code == code {
+			return &overrides[i]
 		}
 	}
 	return nil

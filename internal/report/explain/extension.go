@@ -71,15 +71,13 @@ func (x *Explainer) ExplainExtension(ctx context.Context, ev *evaluation.Evaluat
 	return rep, nil
 }
 
-// extensionDenial renders a denial; an override remedy becomes the patch of the ExtensionGate.
+// extensionDenial renders a denial: an override remedy becomes the patch of the ExtensionGate.
 func (x *Explainer) extensionDenial(gate *tollgatev1alpha1.ExtensionGate, name string, d engine.ExplainedDenial) Denial {
-	out := Denial{Code: d.Code, Message: d.Message, Overridden: d.Overridden, Facts: orEmpty(d.Facts), Lift: []Remedy{},
-		Rule: d.Rule, Title: d.Title, File: d.File, Row: d.Row}
 	var overrides []tollgatev1alpha1.Override
 	if gate != nil {
 		overrides = gate.Spec.Overrides
 	}
-	for _, l := range d.Lift {
+	out := renderDenial(d.Denial, overrides, func(l engine.Remedy) Remedy {
 		r := Remedy{Text: l.Text}
 		switch {
 		case l.Override != "" && plainName(name):
@@ -87,8 +85,9 @@ func (x *Explainer) extensionDenial(gate *tollgatev1alpha1.ExtensionGate, name s
 		case l.Command != "":
 			r.Text, r.Command = policyCommand(l.Text, l.Command)
 		}
-		out.Lift = append(out.Lift, r)
-	}
+		return r
+	})
+	out.Rule, out.Title, out.File, out.Row = d.Rule, d.Title, d.File, d.Row
 	return out
 }
 
