@@ -1,6 +1,7 @@
 package fbc_test
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -95,7 +96,7 @@ func TestABundleWithoutAVersionIsNoCandidate(t *testing.T) {
 
 func TestBundleObjectsAreNotKept(t *testing.T) {
 	p := read(t, `{"schema":"olm.bundle","name":"a","package":"test-package","image":"x","properties":[`+
-		`{"type":"olm.bundle.object","value":{"data":"`+strings.Repeat("A", 1000)+`"}},{"type":"olm.package","value":{"packageName":"test-package","version":"1.0.0"}}]}`)
+		`{"type":"olm.bundle.object","value":{"data":"`+base64.StdEncoding.EncodeToString([]byte(`{"kind":"ConfigMap","data":{"a":"`+strings.Repeat("A", 1000)+`"}}`))+`"}},{"type":"olm.package","value":{"packageName":"test-package","version":"1.0.0"}}]}`)
 	require.Len(t, p.Bundles, 1)
 	require.Len(t, p.Bundles[0].Properties, 1)
 	assert.Equal(t, fbc.PropertyPackage, p.Bundles[0].Properties[0].Type)
@@ -109,18 +110,17 @@ func TestMalformedQueriesAreErrors(t *testing.T) {
 	assert.ErrorContains(t, err, `installed bundle "test-package.vX": version "X"`)
 }
 
-// TestHostileContentIsRefusedWhole: content that is not a catalog, or larger than the limits,
-// is an error naming the line, and no catalog.
+// TestHostileContentIsRefusedWhole: content OLM v1's cache cannot read at all, or larger than
+// the limits, is an error naming the line, and no catalog.
 func TestHostileContentIsRefusedWhole(t *testing.T) {
 	small := fbc.Limits{MaxBytes: 4096, MaxObjectBytes: 1024}
 	for _, tc := range []struct {
 		name, content, want string
 	}{
 		{"not JSON", edges + "\n<html>", "line 9: not a catalog object"},
-		{"an object without a schema", `{"name":"x"}`, "line 1: an object without a schema"},
-		{"a bundle without a package", `{"schema":"olm.bundle","name":"x"}`, `line 1: olm.bundle "x" names no package`},
-		{"a package without a name", `{"schema":"olm.package"}`, "line 1: an olm.package without a name"},
-		{"malformed deprecations", `{"schema":"olm.deprecations","package":"p","entries":{}}`, `line 1: olm.deprecations of package "p"`},
+		{"a name that is not a string", `{"schema":"olm.bundle","name":7,"package":"p"}`, `line 1: the value of "name" is not a string`},
+		{"a null package", `{"schema":"olm.bundle","name":"x","package":null}`, `line 1: the value of "package" is not a string`},
+		{"keys equal but for case", `{"schema":"olm.bundle","name":"x","package":"p","Image":"a","image":"b"}`, "line 1: duplicate keys"},
 		{"one object over its limit", `{"schema":"olm.package","name":"` + strings.Repeat("x", 2000) + `"}`, "line 1 is longer than 1024 bytes"},
 		{"content over its limit", strings.Repeat(bundle("1.0.0")+"\n", 40), "more than 4096 bytes"},
 	} {
@@ -130,6 +130,59 @@ func TestHostileContentIsRefusedWhole(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// TestMalformedObjectsStayInTheirPackage: as OLM v1's cache files each object under its
+// package, an object it cannot load fails that package only, and one without a package fails
+// nothing.
+func TestMalformedObjectsStayInTheirPackage(t *testing.T) {
+	for _, tc := range []struct {
+		name, object, malformed string
+	}{
+		{"an object without a schema", `{"package":"test-package","name":"x"}`, "an object without a schema"},
+		{"malformed deprecations", `{"schema":"olm.deprecations","package":"test-package","entries":{}}`, `olm.deprecations of package "test-package": json: cannot unmarshal`},
+		{"a channel whose entries are not a list", `{"schema":"olm.channel","package":"test-package","name":"c","entries":"x"}`, `olm.channel "c"`},
+		{"a bundle object that is not base64", `{"schema":"olm.bundle","package":"test-package","name":"b","properties":[{"type":"olm.bundle.object","value":{"data":"%%%"}}]}`, "property 0 is not a bundle object"},
+		{"related images of the wrong shape", `{"schema":"olm.bundle","package":"test-package","name":"b","relatedImages":"x"}`, `olm.bundle "b"`},
+		{"an icon that is not base64", `{"schema":"olm.package","name":"test-package","icon":{"base64data":"%%%"}}`, `olm.package "test-package"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := fbc.Read(strings.NewReader(edges+"\n"+tc.object+"\n"+`{"schema":"olm.bundle","name":"o.v1.0.0","package":"other","image":"x"}`), fbc.DefaultLimits)
+			require.NoError(t, err)
+			p := c.Packages["test-package"]
+			require.Len(t, p.Malformed, 1)
+			assert.Contains(t, p.Malformed[0], tc.malformed)
+			assert.Empty(t, c.Packages["other"].Malformed, "another package is read whole")
+			assert.Len(t, c.Packages["other"].Bundles, 1)
+		})
+	}
+	for _, stray := range []string{`{"schema":"olm.bundle","name":"x"}`, `{"schema":"olm.package"}`, `{"schema":"olm.channel","name":"c","entries":"x"}`} {
+		c, err := fbc.Read(strings.NewReader(edges+"\n"+stray), fbc.DefaultLimits)
+		require.NoError(t, err, stray)
+		assert.Empty(t, c.Packages["test-package"].Malformed, stray)
+		assert.Len(t, c.Packages, 1, stray)
+	}
+}
+
+// TestTheLastObjectOfANameIsKept: OLM v1's cache writes each object to a file named after its
+// package, schema and name (its schema when it has none), so a later object replaces an
+// earlier one: a duplicate bundle, and a second unnamed olm.deprecations object. Named
+// olm.deprecations objects are all kept.
+func TestTheLastObjectOfANameIsKept(t *testing.T) {
+	rebuilt := strings.Replace(bundle("2.4.0"), `"image":"registry.io/repo/test-package@v2.4.0"`, `"image":"registry.io/repo/rebuilt"`, 1)
+	p := read(t, strings.Join([]string{edges, rebuilt,
+		`{"schema":"olm.deprecations","package":"test-package","entries":[{"reference":{"schema":"olm.bundle","name":"test-package.v2.4.0"},"message":"first"}]}`,
+		`{"schema":"olm.deprecations","package":"test-package","entries":[{"reference":{"schema":"olm.bundle","name":"test-package.v2.3.0"},"message":"second"}]}`,
+	}, "\n"))
+	require.Len(t, p.Bundles, 6)
+	assert.Equal(t, "registry.io/repo/rebuilt", p.Bundle("test-package.v2.4.0").Image)
+	assert.Equal(t, []fbc.Deprecation{{Schema: "olm.bundle", Name: "test-package.v2.3.0", Message: "second"}}, p.Deprecations)
+
+	p = read(t, strings.Join([]string{edges,
+		`{"schema":"olm.deprecations","name":"a","package":"test-package","entries":[{"reference":{"schema":"olm.bundle","name":"test-package.v2.4.0"},"message":"first"}]}`,
+		`{"schema":"olm.deprecations","name":"b","package":"test-package","entries":[{"reference":{"schema":"olm.bundle","name":"test-package.v2.3.0"},"message":"second"}]}`,
+	}, "\n"))
+	assert.Len(t, p.Deprecations, 2)
 }
 
 func TestUnknownSchemasAndBlankLinesAreSkipped(t *testing.T) {

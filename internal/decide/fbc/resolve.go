@@ -35,52 +35,74 @@ type Candidate struct {
 	Bundle
 	Version    bsemver.Version
 	Deprecated bool
+	// unversioned: the version cannot be read (ranked last; OLM v1 fails to install it).
+	unversioned bool
 }
 
 // Candidates are the bundles of p that OLM v1 accepts for q, in the order its resolver ranks
-// them: bundles not deprecated first, then the highest version. OLM v1 installs the first. A
-// bundle whose version cannot be read is no candidate (OLM v1 ranks it last and fails to
-// install it). The error says the query itself is malformed (a version range, or the
-// installed version, that does not parse).
+// them: bundles not deprecated first, then the highest version. A bundle whose version cannot
+// be read is no candidate (OLM v1 ranks it last and fails to install it). The error says the
+// query itself is malformed (a version range, or the installed version, that does not parse).
 func (p *Package) Candidates(q Query) ([]Candidate, error) {
+	ranked, err := p.rank(q, p.Deprecations)
+	return slices.DeleteFunc(ranked, func(c Candidate) bool { return c.unversioned }), err
+}
+
+// rank are the bundles of p that OLM v1 accepts for q, ranked as it ranks them with
+// deprecations (the entries of the olm.deprecations object it reads): not deprecated first,
+// then the highest version (build metadata ignored), then those whose version cannot be read.
+// Bundles that rank equal keep p's order, which OLM v1 does not fix.
+func (p *Package) rank(q Query, deprecations []Deprecation) ([]Candidate, error) {
 	accept, err := p.predicate(q)
 	if err != nil {
 		return nil, err
 	}
-	deprecated := p.deprecatedBundles()
+	deprecated := deprecatedBundles(deprecations)
 	var out []Candidate
 	for _, b := range p.Bundles {
 		v, err := b.Version()
-		if err != nil || !accept(b, v) {
-			continue
+		if accept(b, v, err == nil) {
+			out = append(out, Candidate{Bundle: b, Version: v, Deprecated: deprecated[b.Name], unversioned: err != nil})
 		}
-		out = append(out, Candidate{Bundle: b, Version: v, Deprecated: deprecated[b.Name]})
 	}
-	slices.SortStableFunc(out, func(a, b Candidate) int {
-		if a.Deprecated != b.Deprecated {
-			if a.Deprecated {
-				return 1
-			}
-			return -1
-		}
-		return b.Version.Compare(a.Version)
-	})
+	slices.SortStableFunc(out, compareRank)
 	return out, nil
 }
 
+// compareRank orders two candidates as OLM v1's resolver does (compare.ByDeprecationFunc, then
+// compare.ByVersion).
+func compareRank(a, b Candidate) int {
+	switch {
+	case a.Deprecated != b.Deprecated:
+		if a.Deprecated {
+			return 1
+		}
+		return -1
+	case a.unversioned || b.unversioned:
+		if a.unversioned == b.unversioned {
+			return 0
+		}
+		if a.unversioned {
+			return 1
+		}
+		return -1
+	}
+	return b.Version.Compare(a.Version)
+}
+
 // predicate is the conjunction of q's filters, as OLM v1 applies them.
-func (p *Package) predicate(q Query) (func(Bundle, bsemver.Version) bool, error) {
-	var preds []func(Bundle, bsemver.Version) bool
+func (p *Package) predicate(q Query) (func(b Bundle, v bsemver.Version, versioned bool) bool, error) {
+	var preds []func(Bundle, bsemver.Version, bool) bool
 	channels := p.channels(q.Channels)
 	if len(q.Channels) > 0 {
-		preds = append(preds, func(b Bundle, _ bsemver.Version) bool { return inAnyChannel(b.Name, channels) })
+		preds = append(preds, func(b Bundle, _ bsemver.Version, _ bool) bool { return inAnyChannel(b.Name, channels) })
 	}
 	if q.Version != "" {
 		r, err := mmsemver.NewConstraint(q.Version)
 		if err != nil {
 			return nil, fmt.Errorf("version range %q: %w", q.Version, err)
 		}
-		preds = append(preds, func(_ Bundle, v bsemver.Version) bool { return inRange(r, v) })
+		preds = append(preds, func(_ Bundle, v bsemver.Version, ok bool) bool { return ok && inRange(r, v) })
 	}
 	if q.Installed != nil && !q.SelfCertified {
 		successor, err := successorOf(*q.Installed, channels)
@@ -89,9 +111,9 @@ func (p *Package) predicate(q Query) (func(Bundle, bsemver.Version) bool, error)
 		}
 		preds = append(preds, successor)
 	}
-	return func(b Bundle, v bsemver.Version) bool {
+	return func(b Bundle, v bsemver.Version, versioned bool) bool {
 		for _, pred := range preds {
-			if !pred(b, v) {
+			if !pred(b, v, versioned) {
 				return false
 			}
 		}
@@ -116,12 +138,12 @@ func (p *Package) channels(names []string) []Channel {
 
 // successorOf accepts the bundles that replace, skip or skipRange installed in channels, and
 // any bundle of installed's version (staying is always possible).
-func successorOf(installed Installed, channels []Channel) (func(Bundle, bsemver.Version) bool, error) {
+func successorOf(installed Installed, channels []Channel) (func(Bundle, bsemver.Version, bool) bool, error) {
 	iv, current, err := installed.versions()
 	if err != nil {
 		return nil, fmt.Errorf("installed bundle %q: version %q: %w", installed.Name, installed.Version, err)
 	}
-	return func(b Bundle, v bsemver.Version) bool {
+	return func(b Bundle, v bsemver.Version, versioned bool) bool {
 		for _, c := range channels {
 			for _, e := range c.Entries {
 				if e.Name == b.Name && e.succeeds(installed.Name, iv) {
@@ -129,7 +151,7 @@ func successorOf(installed Installed, channels []Channel) (func(Bundle, bsemver.
 				}
 			}
 		}
-		return inRange(current, v)
+		return versioned && inRange(current, v)
 	}, nil
 }
 
@@ -177,10 +199,10 @@ func inAnyChannel(name string, channels []Channel) bool {
 	return false
 }
 
-// deprecatedBundles are the bundles p's deprecations name.
-func (p *Package) deprecatedBundles() map[string]bool {
+// deprecatedBundles are the bundles deprecations name.
+func deprecatedBundles(deprecations []Deprecation) map[string]bool {
 	out := map[string]bool{}
-	for _, d := range p.Deprecations {
+	for _, d := range deprecations {
 		if d.Schema == SchemaBundle {
 			out[d.Name] = true
 		}
