@@ -1,12 +1,13 @@
 # METADATA
 # title: Version policy
 # description: |
-#   Decides by version number: the version an upgrade (or a first install) would bring must
-#   satisfy the allowed ranges and none of the denied ones, and major version jumps (optionally
-#   minor ones too) are held. Configured under data.tollgate.config.packs.version, globally and
-#   per package (subscription.spec.name). Without configuration, major jumps are held and
-#   nothing else is. Versions are the bundle's (input.versions), or, as a last resort that
-#   the denials say, the CSV name's suffix (etcdoperator.v0.9.4).
+#   Decides by version number: the version a move (an upgrade, or a first install) would bring
+#   must satisfy the allowed ranges and none of the denied ones, and moves that cross a major
+#   version (optionally a minor one too) are held. The pack judges input.move, the same shape
+#   for OLM v0 and v1, and nothing when it is null. Configured under
+#   data.tollgate.config.packs.version, globally and per package (move.to.package). Without
+#   configuration, major jumps are held and nothing else is. Versions are the move's
+#   (move.from.version, move.to.version), each with where it was read (versionFrom).
 package tollgate.packs.version
 
 # METADATA
@@ -19,8 +20,8 @@ deny contains denial if {
 	some why in _not_allowed_reasons
 	denial := _denial(
 		rego.metadata.rule(),
-		sprintf("%s %s is not allowed for package %s: %s", [_current_name, target, _package, why.reason]),
-		array.concat([sprintf("%s brings version %s of package %s, and %s", [_current_name, target, _package, why.fact])], _version_facts),
+		sprintf("%s %s is not allowed for package %s: %s", [_to.name, target, _package, why.reason]),
+		array.concat([sprintf("%s brings version %s of package %s, and %s", [_to.name, target, _package, why.fact])], _version_facts),
 		[why.remedy],
 	)
 }
@@ -37,10 +38,10 @@ deny contains denial if {
 	_part(to, 0) > _part(from, 0)
 	denial := _denial(
 		rego.metadata.rule(),
-		sprintf("the upgrade of %s from %s to %s crosses a major version; it waits for an admin (override MajorVersionUpgrade on the %s) or holdMajor: false", [_package, from, to, _gate_kind]),
+		sprintf("the upgrade of %s from %s to %s crosses a major version; it waits for an admin (override MajorVersionUpgrade on the %s) or holdMajor: false", [_package, from, to, _words.gate]),
 		array.concat(
 			[
-				sprintf("the upgrade of %s goes from %s (%s) to %s (%s): major version %d to %d", [_package, from, _installed_name, to, _current_name, _part(from, 0), _part(to, 0)]),
+				sprintf("the upgrade of %s goes from %s (%s) to %s (%s): major version %d to %d", [_package, from, _from.name, to, _to.name, _part(from, 0), _part(to, 0)]),
 				_hold_fact("holdMajor"),
 			],
 			_version_facts,
@@ -62,10 +63,10 @@ deny contains denial if {
 	_part(to, 1) > _part(from, 1)
 	denial := _denial(
 		rego.metadata.rule(),
-		sprintf("the upgrade of %s from %s to %s crosses a minor version; it waits for an admin (override MinorVersionUpgrade on the %s) or holdMinor: false", [_package, from, to, _gate_kind]),
+		sprintf("the upgrade of %s from %s to %s crosses a minor version; it waits for an admin (override MinorVersionUpgrade on the %s) or holdMinor: false", [_package, from, to, _words.gate]),
 		array.concat(
 			[
-				sprintf("the upgrade of %s goes from %s (%s) to %s (%s): minor version %d.%d to %d.%d", [_package, from, _installed_name, to, _current_name, _part(from, 0), _part(from, 1), _part(to, 0), _part(to, 1)]),
+				sprintf("the upgrade of %s goes from %s (%s) to %s (%s): minor version %d.%d to %d.%d", [_package, from, _from.name, to, _to.name, _part(from, 0), _part(from, 1), _part(to, 0), _part(to, 1)]),
 				_hold_fact("holdMinor"),
 			],
 			_version_facts,
@@ -95,38 +96,23 @@ _release_remedy(key, jumps) := {
 #   code: VersionUnknown
 deny contains denial if {
 	_applies
-	some which, name in _unknown_versions
-	not _extension
+	some which, end in _unknown_ends
+	why := _unknown_why(end)
 	denial := _denial(
 		rego.metadata.rule(),
-		sprintf("cannot tell the version of the %s CSV %s (no spec.version, no PackageManifest entry, no semantic version at the end of its name), so the version policy cannot clear it", [which, name]),
-		[sprintf("no version is known for the %s CSV %s: it has no spec.version, no PackageManifest channel entry with a version, and no semantic version at the end of its name", [which, name])],
+		sprintf("cannot tell the version of the %s %s %s (%s), so the version policy cannot clear it", [which, _words.unit, end.name, why]),
+		[sprintf("no version is known for the %s %s %s: %s", [which, _words.unit, end.name, why])],
 		[_unknown_remedy[which]],
 	)
 }
 
-# METADATA
-# title: A version the policy needs cannot be determined
-# custom:
-#   code: VersionUnknown
-deny contains denial if {
-	_applies
-	some which, name in _unknown_versions
-	_extension
-	given := object.get(input, [_extension_key[which], "version"], null)
-	denial := _denial(
-		rego.metadata.rule(),
-		sprintf("cannot tell the version of the %s bundle %s of ClusterExtension %s (%v is not a semantic version), so the version policy cannot clear it", [which, name, _extension_name, given]),
-		[sprintf("the %s bundle %s of ClusterExtension %s has version %v (input.%s.version), which is not a semantic version", [which, name, _extension_name, given, _extension_key[which]])],
-		[_unknown_remedy[which]],
-	)
-}
+# _unknown_why is where the version was looked for (move.*.versionFrom says why it is null), or,
+# for a version that is no semantic version, what it is and where it was read.
+_unknown_why(end) := sprintf("its version %v, read from %s, is not a semantic version", [end.version, end.versionFrom]) if {
+	end.version != null
+} else := end.versionFrom
 
-_unknown_remedy["target"] := {"text": sprintf("the source catalog's PackageManifest lists %s with currentCSVDesc.version", [_current_name])} if not _extension
-
-_unknown_remedy["target"] := {"text": sprintf("the catalog gives bundle %s a semantic version (its olm.package property)", [_current_name])} if _extension
-
-_extension_key := {"target": "candidate", "installed": "installed"}
+_unknown_remedy["target"] := {"text": sprintf(_words.targetRemedy, [_to.name])}
 
 _unknown_remedy["installed"] := {
 	"text": sprintf("an admin sets holdMajor: false and holdMinor: false for package %s (data.tollgate.config.packs.version; the ConfigMaps labelled tollgate.dev/policy=data hold it), so that the installed version does not matter:", [_package]),
@@ -171,10 +157,6 @@ _config := data.tollgate.config.packs.version
 _settings := _config if is_object(_config)
 
 else := {}
-
-_package := object.get(input, ["extension", "spec", "source", "catalog", "packageName"], "") if {
-	_extension
-} else := object.get(input, ["subscription", "spec", "name"], "")
 
 _package_config := c if {
 	c := object.get(_settings, ["packages", _package], {})
@@ -233,80 +215,62 @@ _path("", key) := key
 
 _path(where, key) := sprintf("%s.%s", [where, key]) if where != ""
 
-# --- which Subscriptions the pack looks at -------------------------------------------------------
+# --- the move --------------------------------------------------------------------------------
 
-# An extension document (tollgate.dev/extension/v1) is about a ClusterExtension: its installed
-# bundle (input.installed) and a candidate successor (input.candidate, null when there is none),
-# each with its name and version as the catalog gives them.
-_extension if input.apiVersion == "tollgate.dev/extension/v1"
-
-_extension_name := object.get(input, ["extension", "metadata", "name"], "")
-
-_gate_kind := "ExtensionGate" if {
-	_extension
-} else := "UpgradeGate"
-
-_installed_name := n if {
-	not _extension
-	n := object.get(input, ["subscription", "status", "installedCSV"], "")
-	is_string(n)
-	n != ""
-}
-
-_installed_name := n if {
-	_extension
-	n := object.get(input, ["installed", "name"], "")
-	is_string(n)
-	n != ""
-}
-
-_current_name := n if {
-	not _extension
-	n := object.get(input, ["subscription", "status", "currentCSV"], "")
-	is_string(n)
-	n != ""
-}
-
-_current_name := n if {
-	_extension
-	n := object.get(input, ["candidate", "name"], "")
-	is_string(n)
-	n != ""
-}
-
-_upgrade_pending if _current_name != object.get(input, ["subscription", "status", "installedCSV"], "")
-
-_upgrade_pending if count(object.get(input, "pendingInstallPlans", [])) > 0
-
-_upgrade_pending if {
-	_extension
-	is_object(object.get(input, "candidate", null))
+# input.move is the one transition the document judges, in one shape for OLM v0 (a CSV an
+# InstallPlan creates and the CSV it replaces) and OLM v1 (a ClusterExtension's installed bundle
+# and a candidate): {namespace, installPlan, from, to}, from null on a first install, move null
+# when nothing moves. Go reads each end's version (tolerantly, as OLM parses it) and says where
+# in versionFrom; a null version is unknown. The pack judges a move and nothing else.
+_move := m if {
+	m := object.get(input, "move", null)
+	is_object(m)
 }
 
 _applies if {
-	_upgrade_pending
+	_move
 	count(_config_errors) == 0
+}
+
+# _to is the CSV (bundle) the move creates; _from the one it replaces, undefined on a first
+# install. Each is {name, version, versionFrom} at least, with defaults for what is missing.
+_to := _end(object.get(_move, "to", null))
+
+_from := _end(_move.from) if is_object(_move.from)
+
+_end(e) := object.union({"name": "", "package": "", "version": null, "versionFrom": "nowhere: the move does not say"}, e) if is_object(e)
+
+else := {"name": "", "package": "", "version": null, "versionFrom": "nowhere: the move does not say"}
+
+# The package whose settings apply: the one the move installs.
+_package := _to.package
+
+# How the documents name things is all that differs between the OLMs here: OLM v1 installs
+# bundles, takes overrides on an ExtensionGate, and reads a bundle's version from its
+# olm.package property.
+_words := {
+	"gate": "ExtensionGate",
+	"unit": "bundle",
+	"targetRemedy": "the catalog gives bundle %s a semantic version (its olm.package property)",
+} if {
+	input.apiVersion == "tollgate.dev/extension/v1"
+} else := {
+	"gate": "UpgradeGate",
+	"unit": "CSV",
+	"targetRemedy": "the source catalog's PackageManifest lists %s with currentCSVDesc.version",
 }
 
 # --- versions --------------------------------------------------------------------------------
 
-# The version of the CSV an upgrade moves to, and of the installed one: the bundle's, as
-# input.versions gives it (the CSV's spec.version, the plan's olm.package property or CSV step,
-# the PackageManifest), else, as a last resort that the denials say, the name's suffix. OLM
-# never derives a version from a name: a bundle version always wins over it.
-_target_version := _csv_version(_current_name) if not _extension
+# The version the move brings, and the one it replaces (the installed CSV's, or without one the
+# CSV the plan replaces): a semantic version, undefined when unknown or not semantic.
+_target_version := _semver(_to.version)
 
-_installed_version := _csv_version(_installed_name) if not _extension
+_installed_version := _semver(_from.version)
 
-# An extension's versions are the catalog's (the olm.package property OLM v1 reads): never
-# derived from a name.
-_target_version := _semver(object.get(input, ["candidate", "version"], "")) if _extension
+_unknown_ends["target"] := _to if not _target_version
 
-_installed_version := _semver(object.get(input, ["installed", "version"], "")) if _extension
-
-_unknown_versions["target"] := _current_name if not _target_version
-
-_unknown_versions["installed"] := _installed_name if {
+_unknown_ends["installed"] := _from if {
 	not _installed_version
 	_uses_installed_version
 }
@@ -315,55 +279,12 @@ _uses_installed_version if _setting("holdMajor", true) == true
 
 _uses_installed_version if _setting("holdMinor", false) == true
 
-_csv_version(name) := v if {
-	v := _bundle_version(name)
-} else := v if {
-	v := _name_version(name)
-}
-
-# _bundle_version is the version input.versions gives name; a document of an older manager,
-# without input.versions, gives it through the CSV object or the PackageManifest.
-_bundle_version(name) := _semver(input.versions[name].version) if is_object(object.get(input, "versions", null))
-
-_bundle_version(name) := v if {
-	not is_object(object.get(input, "versions", null))
-	some csv in [input.currentCSV, input.installedCSV]
-	is_object(csv)
-	object.get(csv, ["metadata", "name"], "") == name
-	v := _semver(object.get(csv, ["spec", "version"], ""))
-} else := v if {
-	not is_object(object.get(input, "versions", null))
-	some channel in object.get(input, ["packageManifest", "status", "channels"], [])
-	channel.currentCSV == name
-	v := _semver(object.get(channel, ["currentCSVDesc", "version"], ""))
-}
-
-_name_version(name) := v if {
-	not _bundle_version(name)
-	m := regex.find_all_string_submatch_n(`[.-]v?([0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$`, name, 1)
-	v := _semver(m[0][1])
-}
-
-# _version_facts say where each version a denial rests on was read.
-_version_facts := [fact |
-	some name in [_installed_name, _current_name]
-	fact := _version_fact(name)
-] if {
-	not _extension
-} else := [fact |
-	some [name, v, from] in [
-		[_installed_name, _installed_version, "status.install.bundle of the ClusterExtension"],
-		[_current_name, _target_version, "the catalog"],
-	]
-	fact := sprintf("the version of %s (%s) is its bundle's, from %s", [name, v, from])
+# _version_facts say where each version a denial rests on was read (move.*.versionFrom, which
+# says so when the version was read from the CSV's name).
+_version_facts := [sprintf("the version of %s (%s) is read from %s", [end.name, v, end.versionFrom]) |
+	some end in array.concat([_from | _from], [_to])
+	v := _semver(end.version)
 ]
-
-_version_fact(name) := sprintf("the version of %s (%s) is its bundle's, from %s", [name, v, from]) if {
-	v := _bundle_version(name)
-	from := object.get(input, ["versions", name, "from"], "its CSV or the PackageManifest")
-} else := sprintf("the version of %s (%s) is read from its name: no bundle version is known for it (no spec.version, no olm.package property in a pending plan, no PackageManifest entry)", [name, v]) if {
-	v := _name_version(name)
-}
 
 _semver(s) := v if {
 	is_string(s)
