@@ -3,8 +3,9 @@
 # description: |
 #   Holds operator upgrades, and by default first installs too, during the freeze periods
 #   configured under data.tollgate.config.packs.freeze.periods: [{start, end, reason}], times in
-#   RFC 3339, start inclusive and end exclusive. Without periods the pack holds nothing.
-#   input.now is the clock.
+#   RFC 3339, start inclusive and end exclusive. Without periods the pack holds nothing. It
+#   judges input.move, the same shape for OLM v0 and v1: a move changes the package it installs
+#   and the package whose CSV it replaces. input.now is the clock.
 package tollgate.packs.freeze
 
 # METADATA
@@ -20,13 +21,16 @@ deny contains denial if {
 	denial := _denial(
 		rego.metadata.rule(),
 		sprintf("%s is frozen until %s: %s", [_subject, p.endText, p.reason]),
-		[sprintf("the change freeze from %s until %s is in force at %s (input.now): %s", [p.startText, p.endText, input.now, p.reason])],
+		array.concat(
+			[sprintf("the change freeze from %s until %s is in force at %s (input.now): %s", [p.startText, p.endText, input.now, p.reason])],
+			[f | f := _replaced_package_fact(p)],
+		),
 		array.concat(
 			[
 				{"text": sprintf("wait until %s, when this freeze ends", [p.endText])},
 				{"text": "or an admin ends or removes the period in data.tollgate.config.packs.freeze.periods (the ConfigMaps labelled tollgate.dev/policy=data hold it):", "command": _config_command},
 			],
-			[r | not _installed_name; r := _first_install_remedy],
+			[r | _first_install; r := _first_install_remedy],
 		),
 	)
 }
@@ -143,8 +147,8 @@ _time(s) := time.parse_rfc3339_ns(s) if {
 
 _rfc3339 := `^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`
 
-# The periods that hold this Subscription (or ClusterExtension).
-_periods contains {"start": _time(p.start), "end": _time(p.end), "startText": p.start, "endText": p.end, "reason": _reason(p)} if {
+# The periods that hold this move: those of its namespace and of a package it changes.
+_periods contains {"start": _time(p.start), "end": _time(p.end), "startText": p.start, "endText": p.end, "reason": _reason(p), "packages": object.get(p, "packages", [])} if {
 	some p in _raw_periods
 	is_object(p)
 	_selects(p)
@@ -155,94 +159,98 @@ _reason(p) := r if {
 	r != ""
 } else := "change freeze"
 
-_namespace := object.get(input, ["extension", "spec", "namespace"], "") if {
-	_extension
-} else := object.get(input, ["subscription", "metadata", "namespace"], "")
-
-_package := object.get(input, ["extension", "spec", "source", "catalog", "packageName"], "") if {
-	_extension
-} else := object.get(input, ["subscription", "spec", "name"], "")
-
 _selects(p) if {
 	_in_list_or_absent(p, "namespaces", _namespace)
-	_in_list_or_absent(p, "packages", _package)
+	_in_list_or_absent(p, "packages", _to_package)
+}
+
+# Replacing a CSV of a frozen package is a change to that package, whatever the new CSV's.
+_selects(p) if {
+	_in_list_or_absent(p, "namespaces", _namespace)
+	_from_package in object.get(p, "packages", [])
 }
 
 _in_list_or_absent(p, field, _) if object.get(p, field, []) == []
 
 _in_list_or_absent(p, field, value) if value in object.get(p, field, [])
 
+# _replaced_package_fact says why a period that names packages holds a move that installs none
+# of them: the move replaces a CSV of one.
+_replaced_package_fact(p) := sprintf("the freeze covers package %s, whose CSV %s the move replaces", [_from_package, _from.name]) if {
+	p.packages != []
+	not _to_package in p.packages
+}
+
 _now_ns := _time(input.now)
 
-# --- which Subscriptions the pack looks at -------------------------------------------------------
+# --- the move --------------------------------------------------------------------------------
 
-# An extension document (tollgate.dev/extension/v1) is about a ClusterExtension: its installed
-# bundle (input.installed, null on a first install) and a candidate successor (input.candidate;
-# null when there is nothing to move to).
-_extension if input.apiVersion == "tollgate.dev/extension/v1"
-
-_installed_name := n if {
-	not _extension
-	n := object.get(input, ["subscription", "status", "installedCSV"], "")
-	is_string(n)
-	n != ""
+# input.move is the one transition the document judges, in one shape for OLM v0 (a CSV an
+# InstallPlan creates and the CSV it replaces) and OLM v1 (a ClusterExtension's installed bundle
+# and a candidate): {namespace, installPlan, from, to}, from null on a first install, move null
+# when nothing moves. The pack holds a move and nothing else.
+_move := m if {
+	m := object.get(input, "move", null)
+	is_object(m)
 }
 
-_installed_name := n if {
-	_extension
-	n := object.get(input, ["installed", "name"], "")
-	is_string(n)
-	n != ""
+_to := t if {
+	t := object.get(_move, "to", null)
+	is_object(t)
+} else := {}
+
+_from := f if {
+	f := object.get(_move, "from", null)
+	is_object(f)
 }
 
-_extension_name := object.get(input, ["extension", "metadata", "name"], "")
-
-_candidate_version := object.get(input, ["candidate", "version"], "")
-
-_current_name := n if {
-	n := object.get(input, ["subscription", "status", "currentCSV"], "")
-	is_string(n)
-	n != ""
+_first_install if {
+	_move
+	not _from
 }
 
-_upgrade_pending if _current_name != object.get(input, ["subscription", "status", "installedCSV"], "")
+_namespace := object.get(_move, "namespace", "")
 
-_upgrade_pending if count(object.get(input, "pendingInstallPlans", [])) > 0
+_to_package := object.get(_to, "package", "")
 
-_upgrade_pending if {
-	_extension
-	is_object(object.get(input, "candidate", null))
+_from_package := p if {
+	p := object.get(_from, "package", "")
+	p != ""
 }
+
+_applies if _from
 
 _applies if {
-	_upgrade_pending
-	_installed_name
-}
-
-_applies if {
-	_upgrade_pending
-	not _installed_name
+	_first_install
 	_first_install_applies == true
 }
 
-_subject := sprintf("the upgrade of ClusterExtension %s to %v", [_extension_name, _candidate_version]) if {
+# How a denial names the move: OLM v0 by the CSV it creates, OLM v1 by the ClusterExtension and
+# the version, as each one's users know it. The wording is all that differs between the OLMs.
+_subject := sprintf("the upgrade of ClusterExtension %s to %v", [_extension_name, _to_version]) if {
 	_extension
-	_installed_name
-} else := sprintf("the install of ClusterExtension %s at %v", [_extension_name, _candidate_version]) if {
+	_from
+} else := sprintf("the install of ClusterExtension %s at %v", [_extension_name, _to_version]) if {
 	_extension
 } else := "the pending install" if {
-	not _current_name
-} else := sprintf("the upgrade to %s", [_current_name]) if {
-	_installed_name
-} else := sprintf("the install of %s", [_current_name])
+	object.get(_to, "name", "") == ""
+} else := sprintf("the upgrade to %s", [_to.name]) if {
+	_from
+} else := sprintf("the install of %s", [_to.name])
+
+_extension if input.apiVersion == "tollgate.dev/extension/v1"
+
+_extension_name := object.get(input, ["extension", "metadata", "name"], "")
+
+_to_version := object.get(_to, "version", null)
 
 # --- recheckAt -------------------------------------------------------------------------------
 
 # recheck_at are the instants at which this pack's decision could change with time alone, in
-# Unix nanoseconds: the start and the end of every freeze that holds this Subscription and has
-# not ended. tollgate.main reports the earliest one after input.now as recheckAt, and the
+# Unix nanoseconds: the start and the end of every freeze that holds this move and has not
+# ended. tollgate.main reports the earliest one after input.now as recheckAt, and the
 # controller evaluates the gate again then. Nothing while the pack holds nothing (no change
-# pending) or its configuration is invalid (the denial stands until the configuration changes).
+# moves) or its configuration is invalid (the denial stands until the configuration changes).
 recheck_at contains at if {
 	_applies
 	count(_config_errors) == 0

@@ -6,6 +6,24 @@ import data.tollgate.packs.freeze
 
 _plan := {"metadata": {"name": "install-abc", "namespace": "operators"}, "spec": {"approval": "Manual", "approved": false, "clusterServiceVersionNames": ["etcd.v0.9.4"]}, "status": {"phase": "RequiresApproval"}}
 
+# _csv is an end of a move: a CSV of package etcd.
+_csv(name) := {"name": name, "package": "etcd", "version": null, "versionFrom": "not read by this pack"}
+
+# _move is the move from the CSV named installed ("": a first install) to the one named current,
+# as plan install-abc makes it.
+_move(installed, current) := {
+	"namespace": "operators",
+	"installPlan": "install-abc",
+	"from": _from(installed),
+	"to": object.union(_csv(current), {"channel": "alpha", "catalog": {"namespace": "olm", "name": "operatorhubio"}}),
+}
+
+_from("") := null
+
+_from(name) := object.union(_csv(name), {"phase": "Succeeded", "operatorCondition": null, "owner": {"kind": "Subscription", "namespace": "operators", "name": "etcd"}}) if name != ""
+
+# _input is a Subscription's document at now; it moves from installed to current unless
+# nothing is pending (move null).
 _input(now, installed, current, plans) := {
 	"apiVersion": "tollgate.dev/input/v1",
 	"subscription": {
@@ -15,6 +33,13 @@ _input(now, installed, current, plans) := {
 	},
 	"pendingInstallPlans": plans,
 	"now": now,
+	"move": _pending_move(installed, current, plans),
+}
+
+_pending_move(installed, installed, []) := null
+
+_pending_move(installed, current, plans) := _move(installed, current) if {
+	[installed, plans] != [current, []]
 }
 
 _upgrade(now) := _input(now, "etcd.v0.9.2", "etcd.v0.9.4", [_plan])
@@ -94,12 +119,13 @@ test_first_installs_pass_when_configured if {
 		with data.tollgate.config.packs.freeze as {"periods": [_holidays], "firstInstall": false}
 }
 
-test_nothing_pending_is_not_held if {
+test_nothing_moving_is_not_held if {
 	count(freeze.deny) == 0 with input as _input("2024-12-24T12:00:00Z", "etcd.v0.9.4", "etcd.v0.9.4", [])
 		with data.tollgate.config.packs.freeze as _cfg([_holidays])
 }
 
-test_a_pending_plan_alone_is_held if {
+# A move whose new CSV has no name (Go always names it) is still held.
+test_a_move_to_an_unnamed_csv_is_held if {
 	some d in freeze.deny with input as _input("2024-12-24T12:00:00Z", "etcd.v0.9.4", "", [_plan])
 		with data.tollgate.config.packs.freeze as _cfg([_holidays])
 	startswith(d.message, "the pending install is frozen")
@@ -203,8 +229,73 @@ test_no_recheck_when_the_pack_holds_nothing if {
 	count(freeze.recheck_at) == 0 with input as _upgrade("2024-12-01T00:00:00Z") with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"namespaces": ["other"]})])
 }
 
+# --- which move: its ends, whatever the Subscription says ---------------------------------------
+
+_at_christmas := "2024-12-24T12:00:00Z"
+
+# A Subscription deleted and created again reports no installed CSV, while its plan replaces
+# etcd.v0.9.2: an upgrade, held as one even where first installs pass.
+test_a_recreated_subscriptions_move_is_an_upgrade if {
+	inp := object.union(_upgrade(_at_christmas), {"subscription": {"status": {"installedCSV": ""}}})
+	inp.subscription.status.installedCSV == ""
+	ds := freeze.deny with input as inp with data.tollgate.config.packs.freeze as {"periods": [_holidays], "firstInstall": false}
+	[d.message | some d in ds] == ["the upgrade to etcd.v0.9.4 is frozen until 2025-01-06T00:00:00+01:00: end-of-year freeze (CHG-1234)"]
+	[count(d.lift) | some d in ds] == [2]
+}
+
+# A CSV step of a plan (a new dependency, gamma) that replaces a CSV of package etcd: replacing
+# a CSV of a frozen package is a change to that package.
+_replacing_etcd := object.union(_upgrade(_at_christmas), {"move": {"to": {"name": "gamma.v1.0.0", "package": "gamma"}}})
+
+test_replacing_a_csv_of_a_frozen_package_is_held if {
+	ds := freeze.deny with input as _replacing_etcd
+		with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"packages": ["etcd"]})])
+	[d.message | some d in ds] == ["the upgrade to gamma.v1.0.0 is frozen until 2025-01-06T00:00:00+01:00: end-of-year freeze (CHG-1234)"]
+	[d.facts | some d in ds] == [[
+		"the change freeze from 2024-12-20T00:00:00Z until 2025-01-06T00:00:00+01:00 is in force at 2024-12-24T12:00:00Z (input.now): end-of-year freeze (CHG-1234)",
+		"the freeze covers package etcd, whose CSV etcd.v0.9.2 the move replaces",
+	]]
+}
+
+test_a_freeze_of_the_package_moved_to_holds_without_naming_the_replaced_one if {
+	ds := freeze.deny with input as _replacing_etcd
+		with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"packages": ["gamma", "etcd"]})])
+	[count(d.facts) | some d in ds] == [1]
+}
+
+test_a_freeze_of_neither_package_does_not_hold_the_replacement if {
+	count(freeze.deny) == 0 with input as _replacing_etcd
+		with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"packages": ["postgres"]})])
+	count(freeze.deny) == 0 with input as json.patch(_replacing_etcd, [{"op": "replace", "path": "/move/from/package", "value": ""}])
+		with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"packages": [""]})])
+}
+
+# The namespace is the move's: where the operator runs.
+test_a_freeze_selects_the_moves_namespace if {
+	inp := object.union(_upgrade(_at_christmas), {"move": {"namespace": "shop"}})
+	_codes(freeze.deny) == {"ChangeFreeze"} with input as inp
+		with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"namespaces": ["shop"]})])
+	count(freeze.deny) == 0 with input as inp
+		with data.tollgate.config.packs.freeze as _cfg([object.union(_holidays, {"namespaces": ["operators"]})])
+}
+
+# A move that lacks its to (Go always writes one) is read with a default, without a built-in error.
+test_a_move_without_its_to_is_still_held if {
+	[d.message | some d in freeze.deny] == ["the pending install is frozen until 2025-01-06T00:00:00+01:00: end-of-year freeze (CHG-1234)"] with input as {"now": _at_christmas, "move": {"namespace": "operators", "from": null}}
+		with data.tollgate.config.packs.freeze as _cfg([_holidays])
+}
+
+test_a_document_without_a_move_is_not_held if {
+	count(freeze.deny) == 0 with input as object.remove(_upgrade(_at_christmas), ["move"])
+		with data.tollgate.config.packs.freeze as _cfg([_holidays])
+	count(freeze.deny) == 0 with input as object.union(_upgrade(_at_christmas), {"move": "upgrade"})
+		with data.tollgate.config.packs.freeze as _cfg([_holidays])
+}
+
 # --- extension documents -----------------------------------------------------------------------
 
+# _extension is an OLM v1 document: its move goes from the installed bundle (null: none) to the
+# candidate (null: nothing moves), in the same shape as OLM v0's.
 _extension(now, installed, candidate) := {
 	"apiVersion": "tollgate.dev/extension/v1",
 	"extension": {
@@ -216,7 +307,29 @@ _extension(now, installed, candidate) := {
 	"candidate": candidate,
 	"catalogs": [], "catalogErrors": [], "operands": [], "gate": null, "config": {},
 	"now": now,
+	"move": _extension_move(installed, candidate),
 }
+
+_extension_move(_, null) := null
+
+_extension_move(installed, candidate) := {
+	"namespace": "demo",
+	"installPlan": null,
+	"from": _installed_end(installed),
+	"to": {
+		"name": candidate.name, "package": candidate.package, "version": candidate.version,
+		"versionFrom": "ClusterCatalog demo-catalog (the bundle's olm.package property)",
+		"channel": "stable", "catalog": {"namespace": "", "name": "demo-catalog"},
+	},
+} if candidate != null
+
+_installed_end(null) := null
+
+_installed_end(installed) := {
+	"name": installed.name, "package": "tollgate-demo", "version": installed.version,
+	"versionFrom": "status.install.bundle of ClusterExtension tollgate-demo",
+	"phase": "", "operatorCondition": null, "owner": {"kind": "ClusterExtension", "name": "tollgate-demo"},
+} if installed != null
 
 _v100 := {"name": "tollgate-demo.v1.0.0", "version": "1.0.0"}
 
