@@ -4,8 +4,8 @@
 #   Holds operator upgrades until a maintenance window is open. Windows are configured under
 #   data.tollgate.config.packs.window.windows; each names days of the week, a start and an end
 #   time (HH:MM, local) and an IANA time zone. Without windows the pack holds nothing. The pack
-#   only looks at Subscriptions with an upgrade pending, and at first installs only when
-#   firstInstall is true. input.now is the clock.
+#   judges input.move, the same shape for OLM v0 and v1: an upgrade (a move with a from), and a
+#   first install only when firstInstall is true. input.now is the clock.
 package tollgate.packs.window
 
 # METADATA
@@ -26,7 +26,7 @@ deny contains denial if {
 				{"text": sprintf("wait until the next window opens: %s, in %s", [_next_opening[1], _duration(_next_opening[0] - _now_ns)])},
 				{"text": "or an admin adds or widens a window in data.tollgate.config.packs.window.windows (the ConfigMaps labelled tollgate.dev/policy=data hold it):", "command": _config_command},
 			],
-			[r | not _installed_name; r := _first_install_remedy],
+			[r | _first_install; r := _first_install_remedy],
 		),
 	)
 }
@@ -182,64 +182,51 @@ _day(d) := short if {
 	lower(d) in ({short} | _full_day_names)
 }
 
-# --- which Subscriptions the pack looks at -------------------------------------------------------
+# --- the move --------------------------------------------------------------------------------
 
-# An extension document (tollgate.dev/extension/v1) is about a ClusterExtension: its installed
-# bundle (input.installed, null on a first install) and a candidate successor (input.candidate;
-# null when there is nothing to move to).
+# input.move is the one transition the document judges, in one shape for OLM v0 (a CSV an
+# InstallPlan creates and the CSV it replaces) and OLM v1 (a ClusterExtension's installed bundle
+# and a candidate): {namespace, installPlan, from, to}, from null on a first install, move null
+# when nothing moves. The pack holds a move and nothing else.
+_move := m if {
+	m := object.get(input, "move", null)
+	is_object(m)
+}
+
+_to := t if {
+	t := object.get(_move, "to", null)
+	is_object(t)
+} else := {}
+
+_from := f if {
+	f := object.get(_move, "from", null)
+	is_object(f)
+}
+
+_first_install if {
+	_move
+	not _from
+}
+
+_applies if _from
+
+_applies if {
+	_first_install
+	_first_install_applies == true
+}
+
+_namespace := object.get(_move, "namespace", "")
+
+_package := object.get(_to, "package", "")
+
+# How a denial names what moves: OLM v0 by the CSV it creates, OLM v1 by the ClusterExtension
+# and the version, as each one's users know it. The wording is all that differs between the
+# OLMs here.
 _extension if input.apiVersion == "tollgate.dev/extension/v1"
 
 _kind := "ClusterExtension" if {
 	_extension
 } else := "Subscription"
-
-_installed_name := n if {
-	not _extension
-	n := object.get(input, ["subscription", "status", "installedCSV"], "")
-	is_string(n)
-	n != ""
-}
-
-_installed_name := n if {
-	_extension
-	n := object.get(input, ["installed", "name"], "")
-	is_string(n)
-	n != ""
-}
-
-_current_name := n if {
-	n := object.get(input, ["subscription", "status", "currentCSV"], "")
-	is_string(n)
-	n != ""
-}
-
-_upgrade_pending if _current_name != object.get(input, ["subscription", "status", "installedCSV"], "")
-
-_upgrade_pending if count(object.get(input, "pendingInstallPlans", [])) > 0
-
-_upgrade_pending if {
-	_extension
-	is_object(object.get(input, "candidate", null))
-}
-
-_applies if {
-	_upgrade_pending
-	_installed_name
-}
-
-_applies if {
-	_upgrade_pending
-	not _installed_name
-	_first_install_applies == true
-}
-
-_namespace := object.get(input, ["extension", "spec", "namespace"], "") if {
-	_extension
-} else := object.get(input, ["subscription", "metadata", "namespace"], "")
-
-_package := object.get(input, ["extension", "spec", "source", "catalog", "packageName"], "") if {
-	_extension
-} else := object.get(input, ["subscription", "spec", "name"], "")
 
 _selects(w) if {
 	_in_list_or_absent(w, "namespaces", _namespace)
@@ -250,7 +237,7 @@ _in_list_or_absent(w, field, _) if object.get(w, field, []) == []
 
 _in_list_or_absent(w, field, value) if value in object.get(w, field, [])
 
-# The windows that hold this Subscription, as {start, end (minutes), startText, endText, days
+# The windows that hold this move, as {start, end (minutes), startText, endText, days
 # (short names), zone}.
 _windows contains {"start": _minutes(w.start), "end": _minutes(w.end), "startText": w.start, "endText": w.end, "days": _days(w), "zone": _zone(w)} if {
 	some w in _objects
@@ -333,20 +320,18 @@ _next_opening := min(_openings)
 
 _outside_message := sprintf("%s waits for a maintenance window: none is open at %s; the next opens %s, in %s", [_subject, input.now, _next_opening[1], _duration(_next_opening[0] - _now_ns)])
 
-_subject := sprintf("the upgrade of ClusterExtension %s to %v", [
-	object.get(input, ["extension", "metadata", "name"], ""),
-	object.get(input, ["candidate", "version"], ""),
-]) if {
+_subject := sprintf("the upgrade of ClusterExtension %s to %v", [_extension_name, _to_version]) if {
 	_extension
-	_installed_name
-} else := sprintf("the install of ClusterExtension %s at %v", [
-	object.get(input, ["extension", "metadata", "name"], ""),
-	object.get(input, ["candidate", "version"], ""),
-]) if {
+	_from
+} else := sprintf("the install of ClusterExtension %s at %v", [_extension_name, _to_version]) if {
 	_extension
 } else := "the pending install" if {
-	not _current_name
-} else := sprintf("the upgrade to %s", [_current_name])
+	object.get(_to, "name", "") == ""
+} else := sprintf("the upgrade to %s", [_to.name])
+
+_extension_name := object.get(input, ["extension", "metadata", "name"], "")
+
+_to_version := object.get(_to, "version", null)
 
 _duration(ns) := sprintf("%dd%dh%02dm", [d, h, m]) if {
 	total := ceil(ns / _ns_per_minute)
@@ -358,10 +343,10 @@ _duration(ns) := sprintf("%dd%dh%02dm", [d, h, m]) if {
 # --- recheckAt -------------------------------------------------------------------------------
 
 # recheck_at are the instants at which this pack's decision could change with time alone, in
-# Unix nanoseconds: every opening and closing of the windows that hold this Subscription, from
+# Unix nanoseconds: every opening and closing of the windows that hold this move, from
 # yesterday (a window that runs past midnight) to a week ahead. tollgate.main reports the
 # earliest one after input.now as recheckAt, and the controller evaluates the gate again then.
-# Nothing while the pack holds nothing (no upgrade pending, no windows) or its configuration is
+# Nothing while the pack holds nothing (nothing moves, no windows) or its configuration is
 # invalid (the denial stands until the configuration changes).
 recheck_at contains at if {
 	_applies

@@ -6,6 +6,24 @@ import data.tollgate.packs.window
 
 _plan := {"metadata": {"name": "install-abc", "namespace": "operators"}, "spec": {"approval": "Manual", "approved": false, "clusterServiceVersionNames": ["etcd.v0.9.4"]}, "status": {"phase": "RequiresApproval"}}
 
+# _csv is an end of a move: a CSV of package etcd.
+_csv(name) := {"name": name, "package": "etcd", "version": null, "versionFrom": "not read by this pack"}
+
+# _move is the move from the CSV named installed ("": a first install) to the one named current,
+# as plan install-abc makes it.
+_move(installed, current) := {
+	"namespace": "operators",
+	"installPlan": "install-abc",
+	"from": _from(installed),
+	"to": object.union(_csv(current), {"channel": "alpha", "catalog": {"namespace": "olm", "name": "operatorhubio"}}),
+}
+
+_from("") := null
+
+_from(name) := object.union(_csv(name), {"phase": "Succeeded", "operatorCondition": null, "owner": {"kind": "Subscription", "namespace": "operators", "name": "etcd"}}) if name != ""
+
+# _input is a Subscription's document at now; it moves from installed to current unless
+# nothing is pending (move null).
 _input(now, installed, current, plans) := {
 	"apiVersion": "tollgate.dev/input/v1",
 	"subscription": {
@@ -15,6 +33,13 @@ _input(now, installed, current, plans) := {
 	},
 	"pendingInstallPlans": plans,
 	"now": now,
+	"move": _pending_move(installed, current, plans),
+}
+
+_pending_move(installed, installed, []) := null
+
+_pending_move(installed, current, plans) := _move(installed, current) if {
+	[installed, plans] != [current, []]
 }
 
 _upgrade(now) := _input(now, "etcd.v0.9.2", "etcd.v0.9.4", [_plan])
@@ -141,17 +166,19 @@ test_a_whole_day_window_ends_at_24_00 if {
 		with data.tollgate.config.packs.window as {"windows": [{"days": ["Wed"], "start": "00:00", "end": "24:00"}]}
 }
 
-test_nothing_pending_is_not_held if {
+test_nothing_moving_is_not_held if {
 	count(window.deny) == 0 with input as _input(_wednesday_noon, "etcd.v0.9.4", "etcd.v0.9.4", [])
 		with data.tollgate.config.packs.window as _weekend
 }
 
-test_a_pending_plan_alone_is_held if {
+# A move to the installed CSV's own name (a pending plan that brings it again) is held.
+test_a_move_to_the_installed_csv_is_held if {
 	_codes(window.deny) == {"OutsideMaintenanceWindow"} with input as _input(_wednesday_noon, "etcd.v0.9.4", "etcd.v0.9.4", [_plan])
 		with data.tollgate.config.packs.window as _weekend
 }
 
-test_a_plan_without_current_csv_is_named_as_the_pending_install if {
+# A move whose new CSV has no name (Go always names it) is still held.
+test_a_move_to_an_unnamed_csv_is_named_as_the_pending_install if {
 	some d in window.deny with input as _input(_wednesday_noon, "etcd.v0.9.4", "", [_plan])
 		with data.tollgate.config.packs.window as _weekend
 	startswith(d.message, "the pending install waits")
@@ -175,6 +202,44 @@ test_a_window_for_other_namespaces_does_not_hold if {
 test_a_window_for_this_package_holds if {
 	_codes(window.deny) == {"OutsideMaintenanceWindow"} with input as _upgrade(_wednesday_noon)
 		with data.tollgate.config.packs.window as {"windows": [object.union(_weekend.windows[0], {"namespaces": ["operators"], "packages": ["etcd"]})]}
+}
+
+# --- which move: its ends, whatever the Subscription says ---------------------------------------
+
+# A Subscription deleted and created again reports no installed CSV, while its plan replaces
+# etcd.v0.9.2: an upgrade, held as one though first installs are not.
+test_a_recreated_subscriptions_move_is_an_upgrade if {
+	inp := object.union(_upgrade(_wednesday_noon), {"subscription": {"status": {"installedCSV": ""}}})
+	inp.subscription.status.installedCSV == ""
+	ds := window.deny with input as inp with data.tollgate.config.packs.window as _weekend
+	[d.message | some d in ds] == ["the upgrade to etcd.v0.9.4 waits for a maintenance window: none is open at 2024-06-05T12:00:00Z; the next opens Sat 2024-06-08 02:00 Europe/Berlin, in 2d12h00m"]
+	[count(d.lift) | some d in ds] == [2]
+}
+
+# A CSV step of a plan that installs gamma, replacing a CSV of package etcd, is in gamma's
+# windows; the namespace is the move's.
+test_a_window_selects_the_package_and_namespace_of_the_move if {
+	inp := object.union(_upgrade(_wednesday_noon), {"move": {"namespace": "shop", "to": {"name": "gamma.v1.0.0", "package": "gamma"}}})
+	held := {"windows": [object.union(_weekend.windows[0], {"namespaces": ["shop"], "packages": ["gamma"]})]}
+	[d.message | some d in window.deny] == ["the upgrade to gamma.v1.0.0 waits for a maintenance window: none is open at 2024-06-05T12:00:00Z; the next opens Sat 2024-06-08 02:00 Europe/Berlin, in 2d12h00m"] with input as inp
+		with data.tollgate.config.packs.window as held
+	count(window.deny) == 0 with input as inp
+		with data.tollgate.config.packs.window as {"windows": [object.union(_weekend.windows[0], {"packages": ["etcd"]})]}
+	count(window.deny) == 0 with input as inp
+		with data.tollgate.config.packs.window as {"windows": [object.union(_weekend.windows[0], {"namespaces": ["operators"]})]}
+}
+
+test_a_document_without_a_move_is_not_held if {
+	count(window.deny) == 0 with input as object.remove(_upgrade(_wednesday_noon), ["move"])
+		with data.tollgate.config.packs.window as _weekend
+	count(window.deny) == 0 with input as object.union(_upgrade(_wednesday_noon), {"move": "upgrade"})
+		with data.tollgate.config.packs.window as _weekend
+}
+
+# A move that lacks its to (Go always writes one) is read with a default, without a built-in error.
+test_a_move_without_its_to_is_still_held if {
+	[d.message | some d in window.deny] == ["the pending install waits for a maintenance window: none is open at 2024-06-05T12:00:00Z; the next opens Sat 2024-06-08 02:00 Europe/Berlin, in 2d12h00m"] with input as {"now": _wednesday_noon, "move": {"namespace": "operators", "from": {"name": "etcd.v0.9.2"}}}
+		with data.tollgate.config.packs.window as _weekend
 }
 
 # --- configuration errors fail closed ------------------------------------------------------------
@@ -219,7 +284,7 @@ test_namespaces_not_a_list if _config_error({"windows": [{"namespaces": "prod", 
 
 test_unreadable_clock if _config_error(_weekend, "yesterday", "input.now yesterday is not an RFC 3339 time")
 
-test_config_errors_show_even_without_a_pending_upgrade if {
+test_config_errors_show_even_when_nothing_moves if {
 	_codes(window.deny) == {"WindowConfigInvalid"} with input as _input(_wednesday_noon, "etcd.v0.9.4", "etcd.v0.9.4", [])
 		with data.tollgate.config.packs.window as {"windows": "Sat"}
 }
@@ -300,6 +365,8 @@ test_no_recheck_when_the_pack_holds_nothing if {
 
 # --- extension documents -----------------------------------------------------------------------
 
+# _extension is an OLM v1 document: its move goes from the installed bundle (null: none) to the
+# candidate (null: nothing moves), in the same shape as OLM v0's.
 _extension(now, installed, candidate) := {
 	"apiVersion": "tollgate.dev/extension/v1",
 	"extension": {
@@ -311,7 +378,29 @@ _extension(now, installed, candidate) := {
 	"candidate": candidate,
 	"catalogs": [], "catalogErrors": [], "operands": [], "gate": null, "config": {},
 	"now": now,
+	"move": _extension_move(installed, candidate),
 }
+
+_extension_move(_, null) := null
+
+_extension_move(installed, candidate) := {
+	"namespace": "demo",
+	"installPlan": null,
+	"from": _installed_end(installed),
+	"to": {
+		"name": candidate.name, "package": candidate.package, "version": candidate.version,
+		"versionFrom": "ClusterCatalog demo-catalog (the bundle's olm.package property)",
+		"channel": "stable", "catalog": {"namespace": "", "name": "demo-catalog"},
+	},
+} if candidate != null
+
+_installed_end(null) := null
+
+_installed_end(installed) := {
+	"name": installed.name, "package": "tollgate-demo", "version": installed.version,
+	"versionFrom": "status.install.bundle of ClusterExtension tollgate-demo",
+	"phase": "", "operatorCondition": null, "owner": {"kind": "ClusterExtension", "name": "tollgate-demo"},
+} if installed != null
 
 _v100 := {"name": "tollgate-demo.v1.0.0", "version": "1.0.0"}
 
