@@ -6,7 +6,9 @@
 #   earliest time the cluster saw it: the creation of the new CSV or of an InstallPlan that
 #   lists it. With basis "published" the CSV's createdAt annotation counts instead (RFC 3339,
 #   YYYY-MM-DD HH:MM:SS or YYYY-MM-DD); when it is missing or cannot be read the upgrade is held
-#   as SoakStartUnknown. Configured under data.tollgate.config.packs.soak; the default soak
+#   as SoakStartUnknown. It judges input.move, the same shape for OLM v0 and v1; only the
+#   evidence of when a version became known differs between them (an extension document has
+#   none: SoakStartUnknown). Configured under data.tollgate.config.packs.soak; the default soak
 #   time is 24 hours, first installs are not held. input.now is the clock.
 package tollgate.packs.soak
 
@@ -21,13 +23,13 @@ deny contains denial if {
 	_now_ns < since.at + _soak_ns
 	denial := _denial(
 		rego.metadata.rule(),
-		sprintf("%s has been known for %s (since %s, %s); it must soak %s, until %s", [_current_name, _duration(_now_ns - since.at), time.format(since.at), since.evidence, _duration(_soak_ns), time.format(since.at + _soak_ns)]),
+		sprintf("%s has been known for %s (since %s, %s); it must soak %s, until %s", [_subject, _duration(_now_ns - since.at), time.format(since.at), since.evidence, _duration(_soak_ns), time.format(since.at + _soak_ns)]),
 		[
-			sprintf("%s is known since %s, %s; it is %s (input.now)", [_current_name, time.format(since.at), since.evidence, input.now]),
+			sprintf("%s is known since %s, %s; it is %s (input.now)", [_subject, time.format(since.at), since.evidence, input.now]),
 			_soak_fact,
 		],
 		[
-			{"text": sprintf("wait until %s, when %s has soaked %s", [time.format(since.at + _soak_ns), _current_name, _duration(_soak_ns)])},
+			{"text": sprintf("wait until %s, when %s has soaked %s", [time.format(since.at + _soak_ns), _subject, _duration(_soak_ns)])},
 			{
 				"text": sprintf("or an admin lowers the soak time of package %s to %v hours or less (packages.%s.hours in data.tollgate.config.packs.soak; the ConfigMaps labelled tollgate.dev/policy=data hold it):", [_package, floor((_now_ns - since.at) / 36000000000) / 100, _package]),
 				"command": _config_command,
@@ -42,6 +44,7 @@ deny contains denial if {
 #   code: SoakStartUnknown
 deny contains denial if {
 	_applies
+	not _extension
 	_soak_ns > 0
 	_basis == "seen"
 	not _since
@@ -65,6 +68,7 @@ deny contains denial if {
 #   code: SoakStartUnknown
 deny contains denial if {
 	_applies
+	not _extension
 	_soak_ns > 0
 	_basis == "published"
 	not _since
@@ -79,20 +83,23 @@ deny contains denial if {
 	)
 }
 
-# An extension document (tollgate.dev/extension/v1, an OLM v1 ClusterExtension and a candidate
-# successor bundle) carries no timestamp of the candidate: no CSV or InstallPlan the cluster
-# created for it, no createdAt annotation. The pack cannot tell how long it has been known, so it
-# holds the move (fail closed) while a soak time applies to the package.
+# When a version became known is the one thing here that is not part of the move, and the one
+# thing that differs between the OLMs: an OLM v0 document shows it (the new CSV, the plans that
+# create it, createdAt), while an extension document (tollgate.dev/extension/v1) carries no
+# timestamp of the candidate: no CSV or InstallPlan the cluster created for it, no createdAt
+# annotation. The pack cannot tell how long it has been known, so it holds the move (fail
+# closed) while a soak time applies to the package.
 
 # METADATA
 # title: The soak pack cannot tell since when a ClusterExtension's successor is known
 # custom:
 #   code: SoakStartUnknown
 deny contains denial if {
-	_extension_applies
+	_applies
+	_extension
 	_soak_ns > 0
 	name := object.get(input, ["extension", "metadata", "name"], "")
-	to := object.get(input, ["candidate", "version"], "")
+	to := object.get(_to, "version", null)
 	denial := _denial(
 		rego.metadata.rule(),
 		sprintf("cannot tell since when version %v of package %s is known: the extension document of ClusterExtension %s carries no timestamp of its successor bundles, so its soak time of %s cannot be checked", [to, _package, name, _duration(_soak_ns)]),
@@ -109,33 +116,18 @@ deny contains denial if {
 
 _extension if input.apiVersion == "tollgate.dev/extension/v1"
 
-_extension_applies if {
-	_extension
-	count(_config_errors) == 0
-	is_object(object.get(input, "candidate", null))
-	is_object(object.get(input, "installed", null))
-}
-
-_extension_applies if {
-	_extension
-	count(_config_errors) == 0
-	is_object(object.get(input, "candidate", null))
-	object.get(input, "installed", null) == null
-	_first_install_applies == true
-}
-
 _layouts := "RFC 3339 (2019-08-19T12:00:00Z), 2019-08-19 12:00:00 (UTC) or 2019-08-19 (midnight UTC)"
 
 # The createdAt annotations of the new version, as [where, value]: on its CSV, and on its
 # channel entries in the PackageManifest.
 _created_at_found contains ["on its CSV", value] if {
-	input.currentCSV.metadata.name == _current_name
+	input.currentCSV.metadata.name == _to_name
 	value := input.currentCSV.metadata.annotations.createdAt
 }
 
 _created_at_found contains [sprintf("in channel %v of the PackageManifest", [channel.name]), value] if {
 	some channel in object.get(input, ["packageManifest", "status", "channels"], [])
-	channel.currentCSV == _current_name
+	channel.currentCSV == _to_name
 	value := channel.currentCSVDesc.annotations.createdAt
 }
 
@@ -219,9 +211,8 @@ else := {}
 
 _default_hours := 24
 
-_package := object.get(input, ["extension", "spec", "source", "catalog", "packageName"], "") if {
-	_extension
-} else := object.get(input, ["subscription", "spec", "name"], "")
+# The package whose soak time applies: the one the move installs.
+_package := object.get(_to, "package", "")
 
 _hours := object.get(_settings, ["packages", _package, "hours"], object.get(_settings, "hours", _default_hours))
 
@@ -277,9 +268,11 @@ _now_ns := _rfc3339_ns(input.now)
 
 # --- when the new version became known -----------------------------------------------------------
 
-# Evidence that the cluster knew the CSV at a time, as {at, evidence}.
+# An OLM v0 document shows when the cluster knew the CSV the move creates (move.to.name): the
+# CSV object, when it exists already, and the InstallPlans that create it. Evidence, as {at,
+# evidence}.
 _seen contains {"at": at, "evidence": "when its CSV was created"} if {
-	input.currentCSV.metadata.name == _current_name
+	input.currentCSV.metadata.name == _to_name
 	at := _rfc3339_ns(input.currentCSV.metadata.creationTimestamp)
 }
 
@@ -288,19 +281,27 @@ _seen contains {"at": at, "evidence": sprintf("when InstallPlan %s was created",
 	at := _rfc3339_ns(plan.metadata.creationTimestamp)
 }
 
-# The referenced plan counts when it lists the new CSV; pending plans always do.
-_plans contains plan if some plan in object.get(input, "pendingInstallPlans", [])
+# A plan counts when it lists the new CSV, or is the plan that makes the move (move.installPlan):
+# the pending plans and the referenced one.
+_plans contains plan if {
+	some plan in array.concat(object.get(input, "pendingInstallPlans", []), [p | p := input.installPlan; is_object(p)])
+	_makes_the_move(plan)
+}
 
-_plans contains input.installPlan if _current_name in object.get(input, ["installPlan", "spec", "clusterServiceVersionNames"], [])
+_makes_the_move(plan) if _to_name in object.get(plan, ["spec", "clusterServiceVersionNames"], [])
+
+_makes_the_move(plan) if {
+	object.get(plan, ["metadata", "name"], "") == object.get(_move, "installPlan", null)
+}
 
 _published contains {"at": at, "evidence": "by its createdAt annotation"} if {
-	input.currentCSV.metadata.name == _current_name
+	input.currentCSV.metadata.name == _to_name
 	at := _time_ns(input.currentCSV.metadata.annotations.createdAt)
 }
 
 _published contains {"at": at, "evidence": "by its createdAt annotation in the PackageManifest"} if {
 	some channel in object.get(input, ["packageManifest", "status", "channels"], [])
-	channel.currentCSV == _current_name
+	channel.currentCSV == _to_name
 	at := _time_ns(channel.currentCSVDesc.annotations.createdAt)
 }
 
@@ -309,10 +310,17 @@ _earliest(evidence) := e if {
 	e := min({[x.evidence, x] | some x in evidence; x.at == at})[1]
 }
 
-# _since is when the soak time starts, by the configured basis; undefined when nothing shows it.
-_since := _earliest(_published) if _basis == "published"
+# _since is when the soak time starts, by the configured basis; undefined when nothing shows it,
+# and on an extension document, which holds no evidence of it (see above).
+_since := _earliest(_published) if {
+	not _extension
+	_basis == "published"
+}
 
-_since := _earliest(_seen) if _basis == "seen"
+_since := _earliest(_seen) if {
+	not _extension
+	_basis == "seen"
+}
 
 # --- timestamps ------------------------------------------------------------------------------
 
@@ -366,40 +374,48 @@ _unzoned_re := concat("", ["^", _date, "[T ]", _clock, "$"])
 
 _date_re := concat("", ["^", _date, "$"])
 
-# --- which Subscriptions the pack looks at -------------------------------------------------------
+# --- the move --------------------------------------------------------------------------------
 
-_installed_name := n if {
-	n := object.get(input, ["subscription", "status", "installedCSV"], "")
-	is_string(n)
-	n != ""
+# input.move is the one transition the document judges, in one shape for OLM v0 (a CSV an
+# InstallPlan creates and the CSV it replaces) and OLM v1 (a ClusterExtension's installed bundle
+# and a candidate): {namespace, installPlan, from, to}, from null on a first install, move null
+# when nothing moves. The pack holds a move and nothing else.
+_move := m if {
+	m := object.get(input, "move", null)
+	is_object(m)
 }
 
-_current_name := n if {
-	n := object.get(input, ["subscription", "status", "currentCSV"], "")
-	is_string(n)
-	n != ""
+_to := t if {
+	t := object.get(_move, "to", null)
+	is_object(t)
+} else := {}
+
+_from := f if {
+	f := object.get(_move, "from", null)
+	is_object(f)
 }
 
-_upgrade_pending if _current_name != object.get(input, ["subscription", "status", "installedCSV"], "")
-
-_upgrade_pending if count(object.get(input, "pendingInstallPlans", [])) > 0
+_first_install if {
+	_move
+	not _from
+}
 
 _applies if {
-	_upgrade_pending
+	_from
 	count(_config_errors) == 0
-	_installed_name
 }
 
 _applies if {
-	_upgrade_pending
+	_first_install
 	count(_config_errors) == 0
-	not _installed_name
 	_first_install_applies == true
 }
 
-_subject := _current_name
+_to_name := object.get(_to, "name", "")
 
-_subject := "the pending install" if not _current_name
+_subject := _to_name if _to_name != ""
+
+else := "the pending install"
 
 _duration(ns) := sprintf("%dh%02dm", [h, m]) if {
 	total := ceil(ns / 60000000000)

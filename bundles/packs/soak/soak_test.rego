@@ -6,6 +6,24 @@ import data.tollgate.packs.soak
 
 _plan(name, created) := {"metadata": {"name": name, "namespace": "operators", "creationTimestamp": created}, "spec": {"approval": "Manual", "approved": false, "clusterServiceVersionNames": ["etcd.v0.9.4"]}, "status": {"phase": "RequiresApproval"}}
 
+# _csv is an end of a move: a CSV of package etcd.
+_end(name) := {"name": name, "package": "etcd", "version": null, "versionFrom": "not read by this pack"}
+
+# _move is the move from the CSV named installed ("": a first install) to the one named current,
+# as plan install-abc makes it.
+_move(installed, current) := {
+	"namespace": "operators",
+	"installPlan": "install-abc",
+	"from": _from(installed),
+	"to": object.union(_end(current), {"channel": "alpha", "catalog": {"namespace": "olm", "name": "operatorhubio"}}),
+}
+
+_from("") := null
+
+_from(name) := object.union(_end(name), {"phase": "Succeeded", "operatorCondition": null, "owner": {"kind": "Subscription", "namespace": "operators", "name": "etcd"}}) if name != ""
+
+# _input is a Subscription's document at now; it moves from installed to current unless
+# nothing is pending (move null). The new CSV object does not exist yet.
 _input(now, installed, current, plans) := {
 	"apiVersion": "tollgate.dev/input/v1",
 	"subscription": {
@@ -18,6 +36,13 @@ _input(now, installed, current, plans) := {
 	"pendingInstallPlans": plans,
 	"packageManifest": null,
 	"now": now,
+	"move": _pending_move(installed, current, plans),
+}
+
+_pending_move(installed, installed, []) := null
+
+_pending_move(installed, current, plans) := _move(installed, current) if {
+	[installed, plans] != [current, []]
 }
 
 _noon := "2024-06-05T12:00:00Z"
@@ -123,7 +148,7 @@ test_no_evidence_is_held if {
 	}} with input as _input(_noon, "etcd.v0.9.2", "etcd.v0.9.4", [])
 }
 
-test_no_evidence_for_a_plan_without_current_csv_is_held if {
+test_no_evidence_for_a_move_to_an_unnamed_csv_is_held if {
 	some d in soak.deny with input as _input(_noon, "etcd.v0.9.2", "", [{"metadata": {"name": "install-abc"}}])
 	startswith(d.message, "cannot tell since when the pending install is known")
 }
@@ -247,8 +272,51 @@ test_first_installs_are_not_held_by_default if {
 		with data.tollgate.config.packs.soak as {"firstInstall": true}
 }
 
-test_nothing_pending_is_not_held if {
+test_nothing_moving_is_not_held if {
 	count(soak.deny) == 0 with input as _input(_noon, "etcd.v0.9.4", "etcd.v0.9.4", [])
+}
+
+# --- which move: its ends and its plan, whatever the Subscription says -------------------------
+
+# A Subscription deleted and created again reports no installed CSV, while its plan replaces
+# etcd.v0.9.2: an upgrade, held as one though first installs are not.
+test_a_recreated_subscriptions_move_is_an_upgrade if {
+	inp := object.union(_upgrade(_noon), {"subscription": {"status": {"installedCSV": ""}}})
+	inp.subscription.status.installedCSV == ""
+	_codes(soak.deny) == {"SoakTimeNotElapsed"} with input as inp
+}
+
+# A CSV step that is not listed in spec.clusterServiceVersionNames: the plan that makes the move
+# (move.installPlan) still shows when the cluster saw the CSV.
+test_the_plan_that_makes_the_move_counts_though_it_does_not_list_the_csv if {
+	unlisted := json.patch(_plan("install-abc", "2024-06-01T00:00:00Z"), [{"op": "replace", "path": "/spec/clusterServiceVersionNames", "value": []}])
+	count(soak.deny) == 0 with input as object.union(_upgrade(_noon), {"pendingInstallPlans": [unlisted]})
+	other := json.patch(unlisted, [{"op": "replace", "path": "/metadata/name", "value": "install-other"}])
+	_codes(soak.deny) == {"SoakStartUnknown"} with input as object.union(_upgrade(_noon), {"pendingInstallPlans": [other]})
+}
+
+# A move to another CSV than the Subscription's current one (a dependency's step): a plan that
+# lists only the current CSV, or the current CSV object, shows nothing about it.
+test_evidence_is_about_the_csv_the_move_creates if {
+	inp := object.union(_upgrade(_noon), {
+		"move": {"installPlan": "install-xyz", "to": {"name": "gamma.v1.0.0", "package": "gamma"}},
+		"currentCSV": _csv("2024-06-01T00:00:00Z", {}),
+	})
+	ds := soak.deny with input as inp
+	[d.message | some d in ds] == ["cannot tell since when gamma.v1.0.0 is known (no CSV or InstallPlan with a creationTimestamp), so its soak time of 24h00m cannot be checked"]
+	[d.facts[1] | some d in ds] == ["package gamma must soak 24h00m (the default)"]
+	gamma_plan := json.patch(_plan("install-xyz", "2024-06-05T06:00:00Z"), [{"op": "replace", "path": "/spec/clusterServiceVersionNames", "value": ["gamma.v1.0.0"]}])
+	_codes(soak.deny) == {"SoakTimeNotElapsed"} with input as object.union(inp, {"pendingInstallPlans": [gamma_plan]})
+}
+
+test_a_document_without_a_move_is_not_held if {
+	count(soak.deny) == 0 with input as object.remove(_upgrade(_noon), ["move"])
+	count(soak.deny) == 0 with input as object.union(_upgrade(_noon), {"move": "upgrade"})
+}
+
+# A move that lacks its to (Go always writes one) is read with a default, without a built-in error.
+test_a_move_without_its_to_is_the_pending_install if {
+	[d.message | some d in soak.deny] == ["cannot tell since when the pending install is known (no CSV or InstallPlan with a creationTimestamp), so its soak time of 24h00m cannot be checked"] with input as {"now": _noon, "move": {"namespace": "operators", "from": {"name": "etcd.v0.9.2"}}}
 }
 
 # --- configuration errors fail closed ------------------------------------------------------------
@@ -311,6 +379,8 @@ test_no_recheck_once_soaked_without_a_start_or_without_a_soak_time if {
 
 # --- extension documents -----------------------------------------------------------------------
 
+# _extension is an OLM v1 document: its move goes from the installed bundle (null: none) to the
+# candidate (null: nothing moves), in the same shape as OLM v0's.
 _extension(installed, candidate) := {
 	"apiVersion": "tollgate.dev/extension/v1",
 	"extension": {
@@ -322,7 +392,29 @@ _extension(installed, candidate) := {
 	"candidate": candidate,
 	"catalogs": [], "catalogErrors": [], "operands": [], "gate": null, "config": {},
 	"now": "2026-11-22T10:00:00Z",
+	"move": _extension_move(installed, candidate),
 }
+
+_extension_move(_, null) := null
+
+_extension_move(installed, candidate) := {
+	"namespace": "demo",
+	"installPlan": null,
+	"from": _installed_end(installed),
+	"to": {
+		"name": candidate.name, "package": candidate.package, "version": candidate.version,
+		"versionFrom": "ClusterCatalog demo-catalog (the bundle's olm.package property)",
+		"channel": "stable", "catalog": {"namespace": "", "name": "demo-catalog"},
+	},
+} if candidate != null
+
+_installed_end(null) := null
+
+_installed_end(installed) := {
+	"name": installed.name, "package": "tollgate-demo", "version": installed.version,
+	"versionFrom": "status.install.bundle of ClusterExtension tollgate-demo",
+	"phase": "", "operatorCondition": null, "owner": {"kind": "ClusterExtension", "name": "tollgate-demo"},
+} if installed != null
 
 _v100 := {"name": "tollgate-demo.v1.0.0", "version": "1.0.0"}
 
@@ -345,4 +437,14 @@ test_an_extension_without_soak_time_or_candidate_is_not_held if {
 test_an_extension_first_install_only_with_first_install if {
 	count(soak.deny) == 0 with input as _extension(null, _v110)
 	count(soak.deny) == 1 with input as _extension(null, _v110) with data.tollgate.config.packs.soak as {"firstInstall": true}
+}
+
+# An extension document has no evidence of when a version became known, whatever else it holds
+# (here a plan an hour old that lists the candidate): OLM v0's rules never stand beside the
+# extension's own.
+test_an_extension_is_held_only_by_its_own_soak_start_unknown if {
+	plan := json.patch(_plan("install-abc", "2026-11-22T09:00:00Z"), [{"op": "replace", "path": "/spec/clusterServiceVersionNames", "value": ["tollgate-demo.v1.1.0"]}])
+	inp := object.union(_extension(_v100, _v110), {"pendingInstallPlans": [plan]})
+	[d.title | some d in soak.deny] == ["The soak pack cannot tell since when a ClusterExtension's successor is known"] with input as inp
+	[d.title | some d in soak.deny] == ["The soak pack cannot tell since when a ClusterExtension's successor is known"] with input as inp with data.tollgate.config.packs.soak as {"basis": "published"}
 }
