@@ -1,11 +1,11 @@
 # METADATA
 # title: First-install approval
 # description: |
-#   Holds the first install of an operator (a Subscription with no installed CSV yet) until an
-#   admin signs it off, by overriding FirstInstallNotApproved on its UpgradeGate, or until an
-#   allow rule in data.tollgate.config.packs.firstinstall.allow matches its namespace,
-#   package and source catalog. Upgrades of installed operators are not this pack's concern.
-#   Without configuration every first install is held.
+#   Holds the first install of an operator (a move that replaces no CSV: input.move.from is
+#   null) until an admin signs it off, by overriding FirstInstallNotApproved on its UpgradeGate,
+#   or until an allow rule in data.tollgate.config.packs.firstinstall.allow matches its
+#   namespace, package and source catalog. Upgrades of installed operators are not this pack's
+#   concern. Without configuration every first install is held.
 package tollgate.packs.firstinstall
 
 # METADATA
@@ -13,14 +13,14 @@ package tollgate.packs.firstinstall
 # custom:
 #   code: FirstInstallNotApproved
 deny contains denial if {
-	_first_install_pending
+	_first_install
 	count(_config_errors) == 0
 	not _allowed
 	denial := _denial(
 		rego.metadata.rule(),
 		sprintf("%s is a first install of package %s from %s in namespace %s; no allow rule matches, so it waits for an admin to override FirstInstallNotApproved on the UpgradeGate", [_subject, _package, _source, _namespace]),
 		[
-			sprintf("Subscription %s/%s has no installed CSV, so %s is a first install of package %s from catalog %s", [_namespace, _name, _subject, _package, _source]),
+			sprintf("%s replaces no CSV in namespace %s (the move has no from), so it is a first install of package %s from catalog %s", [_subject, _namespace, _package, _source]),
 			_rules_fact,
 		],
 		[{
@@ -130,43 +130,42 @@ _glob(pattern) if {
 	}
 }
 
-# --- the Subscription ------------------------------------------------------------------------
+# --- the move --------------------------------------------------------------------------------
 
-# An extension document (tollgate.dev/extension/v1, an OLM v1 ClusterExtension) has no
-# Subscription, so nothing below holds for it: Tollgate never installs an extension (its first
-# install is at the admin's version pin, and tollgate.extension holds every document of an
+# input.move is the one transition the document judges, in one shape for OLM v0 (a CSV an
+# InstallPlan creates and the CSV it replaces) and OLM v1 (a ClusterExtension's installed bundle
+# and a candidate): {namespace, installPlan, from, to}, from null on a first install, move null
+# when nothing moves. A first install is a move from nothing: a new Subscription's, a new
+# dependency's, a CSV step that replaces nothing; a Subscription deleted and created again whose
+# plan replaces a CSV that still runs is an upgrade.
+_move := m if {
+	m := object.get(input, "move", null)
+	is_object(m)
+}
+
+_to := t if {
+	t := object.get(_move, "to", null)
+	is_object(t)
+} else := {}
+
+# An extension document (tollgate.dev/extension/v1) is not this pack's, whatever its move: the
+# one thing that differs between the OLMs here is that Tollgate never installs an extension (its
+# first install is at the admin's version pin, and tollgate.extension holds every document of an
 # extension without an installed bundle as ExtensionNotInstalled, never overridden).
-
-_installed_name := n if {
-	n := object.get(input, ["subscription", "status", "installedCSV"], "")
-	is_string(n)
-	n != ""
+_first_install if {
+	_move
+	not is_object(object.get(_move, "from", null))
+	not _extension
 }
 
-_current_name := n if {
-	n := object.get(input, ["subscription", "status", "currentCSV"], "")
-	is_string(n)
-	n != ""
-}
+_extension if input.apiVersion == "tollgate.dev/extension/v1"
 
-_first_install_pending if {
-	not _installed_name
-	_current_name
-}
+_namespace := object.get(_move, "namespace", "")
 
-_first_install_pending if {
-	not _installed_name
-	count(object.get(input, "pendingInstallPlans", [])) > 0
-}
+_package := object.get(_to, "package", "")
 
-_namespace := object.get(input, ["subscription", "metadata", "namespace"], "")
-
-_name := object.get(input, ["subscription", "metadata", "name"], "")
-
-_package := object.get(input, ["subscription", "spec", "name"], "")
-
-# The source catalog as namespace/name.
-_source := sprintf("%s/%s", [object.get(input, ["subscription", "spec", "sourceNamespace"], ""), object.get(input, ["subscription", "spec", "source"], "")])
+# The catalog the new CSV comes from, as namespace/name.
+_source := sprintf("%s/%s", [object.get(_to, ["catalog", "namespace"], ""), object.get(_to, ["catalog", "name"], "")])
 
 _values := {"namespace": _namespace, "package": _package, "source": _source}
 
@@ -178,6 +177,7 @@ _allowed if {
 	}
 }
 
-_subject := _current_name
-
-_subject := "the pending install" if not _current_name
+_subject := n if {
+	n := object.get(_to, "name", "")
+	n != ""
+} else := "the pending install"

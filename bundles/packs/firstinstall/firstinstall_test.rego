@@ -6,6 +6,24 @@ import data.tollgate.packs.firstinstall
 
 _plan := {"metadata": {"name": "install-abc", "namespace": "team-a"}, "spec": {"approval": "Manual", "approved": false, "clusterServiceVersionNames": ["etcdoperator.v0.9.4"]}, "status": {"phase": "RequiresApproval"}}
 
+# _csv is an end of a move: a CSV of package etcd.
+_csv(name) := {"name": name, "package": "etcd", "version": null, "versionFrom": "not read by this pack"}
+
+# _move is the move from the CSV named installed ("": a first install) to the one named current,
+# as plan install-abc makes it, from catalog olm/operatorhubio.
+_move(installed, current) := {
+	"namespace": "team-a",
+	"installPlan": "install-abc",
+	"from": _from(installed),
+	"to": object.union(_csv(current), {"channel": "alpha", "catalog": {"namespace": "olm", "name": "operatorhubio"}}),
+}
+
+_from("") := null
+
+_from(name) := object.union(_csv(name), {"phase": "Succeeded", "operatorCondition": null, "owner": {"kind": "Subscription", "namespace": "team-a", "name": "etcd"}}) if name != ""
+
+# _input is a Subscription's document; it moves from installed to current unless nothing is
+# pending (move null).
 _input(installed, current, plans) := {
 	"apiVersion": "tollgate.dev/input/v1",
 	"subscription": {
@@ -15,6 +33,13 @@ _input(installed, current, plans) := {
 	},
 	"pendingInstallPlans": plans,
 	"now": "2024-06-05T12:00:00Z",
+	"move": _pending_move(installed, current, plans),
+}
+
+_pending_move(installed, installed, []) := null
+
+_pending_move(installed, current, plans) := _move(installed, current) if {
+	[installed, plans] != [current, []]
 }
 
 _first := _input("", "etcdoperator.v0.9.4", [_plan])
@@ -35,7 +60,7 @@ test_every_first_install_is_held_by_default if {
 		"title": "A first install has not been approved",
 		"message": "etcdoperator.v0.9.4 is a first install of package etcd from olm/operatorhubio in namespace team-a; no allow rule matches, so it waits for an admin to override FirstInstallNotApproved on the UpgradeGate",
 		"facts": [
-			"Subscription team-a/etcd has no installed CSV, so etcdoperator.v0.9.4 is a first install of package etcd from catalog olm/operatorhubio",
+			"etcdoperator.v0.9.4 replaces no CSV in namespace team-a (the move has no from), so it is a first install of package etcd from catalog olm/operatorhubio",
 			"data.tollgate.config.packs.firstinstall.allow has no rules, so every first install is held",
 		],
 		"lift": [{
@@ -50,13 +75,16 @@ test_a_held_first_install_says_how_many_rules_did_not_match if {
 	d.facts[1] == "none of the 2 allow rules in data.tollgate.config.packs.firstinstall.allow matches namespace team-a, package etcd and source olm/operatorhubio"
 }
 
-test_a_first_install_without_current_csv_is_held if {
+# A move whose new CSV has no name (Go always names it) is still held.
+test_a_first_install_to_an_unnamed_csv_is_held if {
 	some d in firstinstall.deny with input as _input("", "", [_plan])
 	startswith(d.message, "the pending install is a first install")
 }
 
-test_a_subscription_with_nothing_to_install_is_not_held if {
+test_a_document_where_nothing_moves_is_not_held if {
 	count(firstinstall.deny) == 0 with input as _input("", "", [])
+	count(firstinstall.deny) == 0 with input as object.remove(_first, ["move"])
+	count(firstinstall.deny) == 0 with input as object.union(_first, {"move": "install"})
 }
 
 test_upgrades_are_not_held if {
@@ -75,6 +103,36 @@ test_namespace_patterns_match if {
 test_every_key_of_a_rule_must_match if {
 	_allows({"allow": [{"source": "olm/operatorhubio", "package": "*", "namespace": "team-a"}]})
 	_holds({"allow": [{"source": "olm/redhat-operators", "package": "etcd"}]})
+}
+
+# --- which move: its ends, whatever the Subscription says ---------------------------------------
+
+# A Subscription deleted and created again reports no installed CSV, while its plan replaces
+# etcdoperator.v0.9.2, which still runs: an upgrade, not a first install.
+test_a_recreated_subscriptions_move_is_not_a_first_install if {
+	inp := object.union(_input("etcdoperator.v0.9.2", "etcdoperator.v0.9.4", [_plan]), {"subscription": {"status": {"installedCSV": ""}}})
+	inp.subscription.status.installedCSV == ""
+	count(firstinstall.deny) == 0 with input as inp
+}
+
+# A Subscription with an installed CSV whose plan has a CSV step that replaces nothing (a new
+# dependency, gamma, from another catalog): a first install of gamma, judged by the move's
+# package, catalog and namespace.
+_dependency := object.union(_input("etcdoperator.v0.9.2", "etcdoperator.v0.9.4", [_plan]), {"move": {
+	"from": null,
+	"to": {"name": "gamma.v1.0.0", "package": "gamma", "catalog": {"namespace": "team-a", "name": "internal"}},
+}})
+
+test_a_csv_step_that_replaces_nothing_is_a_first_install_of_its_package if {
+	ds := firstinstall.deny with input as _dependency with data.tollgate.config.packs.firstinstall as {"allow": [{"package": "etcd"}]}
+	[d.message | some d in ds] == ["gamma.v1.0.0 is a first install of package gamma from team-a/internal in namespace team-a; no allow rule matches, so it waits for an admin to override FirstInstallNotApproved on the UpgradeGate"]
+	count(firstinstall.deny) == 0 with input as _dependency with data.tollgate.config.packs.firstinstall as {"allow": [{"package": "gamma", "source": "team-a/*"}]}
+}
+
+test_a_move_without_a_catalog_has_an_empty_source if {
+	inp := json.patch(_dependency, [{"op": "remove", "path": "/move/to/catalog"}])
+	some d in firstinstall.deny with input as inp
+	contains(d.message, "package gamma from / in namespace team-a")
 }
 
 test_any_rule_may_allow if _allows({"allow": [{"package": "postgres"}, {"source": "olm/*"}]})
@@ -130,7 +188,8 @@ test_a_rule_that_is_not_an_object_is_not_also_empty if {
 	count(msgs) == 1
 }
 
-# An extension document is not this pack's: Tollgate never installs an extension.
+# An extension document is not this pack's, though its move is a first install: Tollgate never
+# installs an extension.
 test_an_extension_document_is_not_judged if {
 	doc := {
 		"apiVersion": "tollgate.dev/extension/v1",
@@ -139,6 +198,10 @@ test_an_extension_document_is_not_judged if {
 		"candidate": {"name": "tollgate-demo.v1.1.0", "package": "tollgate-demo", "version": "1.1.0", "catalog": "demo-catalog"},
 		"catalogs": [], "catalogErrors": [], "operands": [], "gate": null, "config": {},
 		"now": "2026-11-22T10:00:00Z",
+		"move": {
+			"namespace": "demo", "installPlan": null, "from": null,
+			"to": {"name": "tollgate-demo.v1.1.0", "package": "tollgate-demo", "version": "1.1.0", "versionFrom": "ClusterCatalog demo-catalog (the bundle's olm.package property)", "channel": "stable", "catalog": {"namespace": "", "name": "demo-catalog"}},
+		},
 	}
 	count(firstinstall.deny) == 0 with input as doc
 }
