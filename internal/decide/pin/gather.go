@@ -3,6 +3,7 @@ package pin
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -81,8 +82,9 @@ func (g *Gatherer) Gather(ctx context.Context, gate *tollgatev1alpha1.ExtensionG
 	return out, nil
 }
 
-// selectedCatalogs are the ClusterCatalogs the extension's selector selects (all without one),
-// sorted by name. An Unavailable catalog stays selected: catalogd does not serve it, so it holds.
+// selectedCatalogs are the ClusterCatalogs the extension's selector selects (all without one)
+// and OLM v1 resolves from, sorted by name: an Unavailable catalog is ignored by OLM v1, so it
+// neither serves a bundle nor holds one.
 func (g *Gatherer) selectedCatalogs(ctx context.Context, ext *olmv1.ClusterExtension) ([]olmv1.ClusterCatalog, error) {
 	selector := labels.Everything()
 	if src := ext.Spec.Source.Catalog; src != nil && src.Selector != nil {
@@ -96,7 +98,9 @@ func (g *Gatherer) selectedCatalogs(ctx context.Context, ext *olmv1.ClusterExten
 	if err := g.Reader.List(ctx, list); err != nil {
 		return nil, fmt.Errorf("list ClusterCatalogs: %w", err)
 	}
-	out := slices.DeleteFunc(list.Items, func(c olmv1.ClusterCatalog) bool { return !selector.Matches(labels.Set(c.Labels)) })
+	out := slices.DeleteFunc(list.Items, func(c olmv1.ClusterCatalog) bool {
+		return !selector.Matches(labels.Set(c.Labels)) || c.Spec.AvailabilityMode == olmv1.AvailabilityModeUnavailable
+	})
 	slices.SortFunc(out, func(a, b olmv1.ClusterCatalog) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
@@ -125,29 +129,23 @@ func servedAt(c *olmv1.ClusterCatalog) (catalogd.Source, string) {
 	return catalogd.Source{Catalog: c.Name, Base: c.Status.URLs.Base, Ref: c.Status.ResolvedSource.Image.Ref}, ""
 }
 
-// operandKinds are the kinds the installed bundle provides (olm.gvk). When no catalog read
-// lists the installed bundle, every bundle of its package speaks for it: more operands read,
-// never fewer.
+// operandKinds are the kinds the installed bundle provides (olm.gvk), as a catalog read lists
+// it. A catalog that no longer lists it says nothing of it: another bundle's kinds are not
+// the installed one's.
 func (g *Gatherer) operandKinds(f Facts) []input.OwnedKind {
 	ext := f.Extension.Extension
 	if ext.Spec.Source.Catalog == nil || ext.Status.Install == nil {
 		return nil
 	}
-	var provided, all []fbc.GVK
-	for _, content := range f.Content {
-		pkg := content.Packages[ext.Spec.Source.Catalog.PackageName]
+	var provided []fbc.GVK
+	for _, name := range slices.Sorted(maps.Keys(f.Content)) {
+		pkg := f.Content[name].Packages[ext.Spec.Source.Catalog.PackageName]
 		if pkg == nil {
 			continue
 		}
 		if b := pkg.Bundle(ext.Status.Install.Bundle.Name); b != nil {
 			provided = append(provided, b.Provided()...)
 		}
-		for _, b := range pkg.Bundles {
-			all = append(all, b.Provided()...)
-		}
-	}
-	if len(provided) == 0 {
-		provided = all
 	}
 	return g.kinds(provided)
 }

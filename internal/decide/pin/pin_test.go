@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	mmsemver "github.com/Masterminds/semver/v3"
+	bsemver "github.com/blang/semver/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
@@ -80,8 +82,8 @@ func TestDecideOnWhatOLMv1Wrote(t *testing.T) {
 	out := pin.Decide(context.Background(), fixtureFacts(t, nil), e)
 	assert.Equal(t, "1.0.0", out.Installed)
 	assert.Equal(t, "1.2.0", out.Target)
-	require.Len(t, out.Versions, 2)
-	assert.Equal(t, []string{"1.2.0", "1.1.0"}, []string{out.Versions[0].Version, out.Versions[1].Version})
+	require.Len(t, out.Versions, 1, "the highest allowed version ends the search")
+	assert.Equal(t, "1.2.0", out.Versions[0].Version)
 	assert.True(t, out.Head.Result.Decision.Allowed, "%+v", out.Head.Result.Decision)
 
 	gate := &tollgatev1alpha1.ExtensionGate{Spec: tollgatev1alpha1.ExtensionGateSpec{Version: "<1.2.0"}}
@@ -114,13 +116,15 @@ func TestMisshapenExtensionDocumentFailsClosed(t *testing.T) {
 	}
 }
 
-// The invariant, checked by an oracle that does not share pin's grouping: for the pin Decide
-// returns, every bundle OLM v1 would install for it (fbc's port of OLM v1's resolver, asked
-// with the pin as an exact version, in every catalog) was judged and allowed; and no catalog
-// was unread. Random catalogs (several, with the same versions under other bundles), random
-// upgrade edges, random decisions.
+// The invariant, checked with fbc.Admit as the oracle of what OLM v1 could install: the pin
+// Decide returns, when it moves, admits only bundles that were judged and allowed, on content
+// all read; at the installed version every denied bundle it admits is reported unexcludable;
+// SelfCertified never goes below the installed version; and no higher version the gate's range
+// allows was allowed whole and passed over. Random catalogs (several, priorities, Unavailable
+// ones, the same versions under other bundles and builds, deprecations), random upgrade edges,
+// random decisions.
 func TestDecideOracle(t *testing.T) {
-	for seed := range uint64(500) {
+	for seed := range uint64(1000) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		f, allow := randomWorld(rng)
 		ev := &recorder{allow: allow, seen: map[string]bool{}}
@@ -132,32 +136,66 @@ func TestDecideOracle(t *testing.T) {
 func checkInvariant(t *testing.T, seed uint64, f pin.Facts, ev *recorder, out pin.Outcome) {
 	t.Helper()
 	in := f.Extension.Extension.Status.Install.Bundle
-	if out.Target == out.Installed {
-		return
-	}
-	require.Empty(t, f.CatalogErrors, "seed %d: pin moved to %s with a catalog unread", seed, out.Target)
 	src := f.Extension.Extension.Spec.Source.Catalog
-	installable := 0
-	for name, content := range f.Content {
-		pkg := content.Packages[src.PackageName]
-		if pkg == nil {
-			continue
+	admit := func(v string) fbc.Admission {
+		var offers []fbc.Offer
+		for _, c := range f.Catalogs {
+			if c.Spec.AvailabilityMode != olmv1.AvailabilityModeUnavailable && f.Content[c.Name] != nil {
+				offers = append(offers, fbc.Offer{Catalog: c.Name, Priority: c.Spec.Priority, Package: f.Content[c.Name].Packages["p"]})
+			}
 		}
-		cands, err := pkg.Candidates(fbc.Query{Version: out.Target, Channels: src.Channels, Installed: &fbc.Installed{Name: in.Name, Version: in.Version}})
+		a, err := fbc.Admit(offers, fbc.Query{Version: v, Channels: src.Channels, Installed: &fbc.Installed{Name: in.Name, Version: in.Version},
+			SelfCertified: src.UpgradeConstraintPolicy == olmv1.UpgradeConstraintPolicySelfCertified})
 		require.NoError(t, err)
-		for _, c := range cands {
-			installable++
-			key := name + "/" + c.Name
+		return a
+	}
+	allowedWhole := func(a fbc.Admission) bool {
+		return len(a.Bundles) > 0 && !slices.ContainsFunc(a.Bundles, func(b fbc.Admitted) bool { return !ev.allow[b.Catalog+"/"+b.Name] })
+	}
+	if out.Target == out.Installed {
+		unexcludable := judgedNames(out.Unexcludable)
+		for _, b := range admit(out.Installed).Bundles {
+			if key := b.Catalog + "/" + b.Name; !ev.allow[key] && b.Name != in.Name {
+				require.Contains(t, unexcludable, key, "seed %d: held at %s, which admits %s, denied", seed, out.Installed, key)
+			}
+		}
+	} else {
+		require.Empty(t, f.CatalogErrors, "seed %d: pin moved to %s with a catalog unread", seed, out.Target)
+		a := admit(out.Target)
+		require.NotEmpty(t, a.Bundles, "seed %d: pin %s is installable", seed, out.Target)
+		for _, b := range a.Bundles {
+			key := b.Catalog + "/" + b.Name
 			require.True(t, ev.seen[key], "seed %d: OLM v1 could install %s for pin %s, which the policies never saw", seed, key, out.Target)
 			require.True(t, ev.allow[key], "seed %d: OLM v1 could install %s for pin %s, which the policies did not allow", seed, key, out.Target)
 		}
 	}
-	require.Positive(t, installable, "seed %d: pin %s is installable", seed, out.Target)
+	target, installed := bsemver.MustParse(out.Target), bsemver.MustParse(out.Installed)
+	require.False(t, target.LT(installed) && src.UpgradeConstraintPolicy == olmv1.UpgradeConstraintPolicySelfCertified, "seed %d: SelfCertified pinned %s below %s", seed, out.Target, out.Installed)
+	if len(f.CatalogErrors) > 0 || out.Undecided > 0 {
+		return
+	}
+	for v := range 8 {
+		ver := fmt.Sprintf("1.%d.0", v)
+		if bsemver.MustParse(ver).GT(target) && bsemver.MustParse(ver).GT(installed) && gateAllows(f, ver) {
+			require.False(t, allowedWhole(admit(ver)), "seed %d: %s is allowed whole, above the pin %s", seed, ver, out.Target)
+		}
+	}
 }
 
-// recorder allows the bundles of allow ("catalog/bundle") and records what it was asked.
+// gateAllows says whether the gate's range allows v.
+func gateAllows(f pin.Facts, v string) bool {
+	if f.Gate == nil || f.Gate.Spec.Version == "" {
+		return true
+	}
+	c, err := mmsemver.NewConstraint(f.Gate.Spec.Version)
+	return err == nil && c.Check(mmsemver.MustParse(v))
+}
+
+// recorder allows the bundles of allow ("catalog/bundle"), or, with deny set, every bundle but
+// those, and records what it was asked.
 type recorder struct {
 	allow map[string]bool
+	deny  []string
 	mu    sync.Mutex
 	seen  map[string]bool
 }
@@ -171,15 +209,21 @@ func (r *recorder) Evaluate(_ context.Context, doc map[string]any) *engine.Resul
 	r.mu.Lock()
 	r.seen[key] = true
 	r.mu.Unlock()
-	res := &engine.Result{Decision: engine.Decision{Allowed: r.allow[key]}}
+	allowed := r.allow[key]
+	if r.deny != nil || len(r.allow) == 0 {
+		allowed = !slices.Contains(r.deny, key)
+	}
+	res := &engine.Result{Decision: engine.Decision{Allowed: allowed}}
 	if !res.Decision.Allowed {
 		res.Decision.Denials = []engine.Denial{{Denial: tollgatev1alpha1.Denial{Code: "Random", Message: "held"}}}
 	}
 	return res
 }
 
-// randomWorld is an extension of package p installed at some version, with one to three
-// catalogs of random versions, channels and edges, and a random set of allowed bundles.
+// randomWorld is an extension of package p installed at some version (CatalogProvided or
+// SelfCertified), with one to three catalogs of random priorities (one maybe Unavailable), of
+// random versions, builds, channels, edges and deprecations, and a random set of allowed
+// bundles.
 func randomWorld(rng *rand.Rand) (pin.Facts, map[string]bool) {
 	allow := map[string]bool{}
 	content := map[string]*fbc.Catalog{}
@@ -188,6 +232,11 @@ func randomWorld(rng *rand.Rand) (pin.Facts, map[string]bool) {
 		name := fmt.Sprintf("cat%d", i)
 		catalogs = append(catalogs, olmv1.ClusterCatalog{})
 		catalogs[i].Name = name
+		catalogs[i].Spec.Priority = int32(rng.IntN(3))
+		if i > 0 && rng.IntN(6) == 0 {
+			catalogs[i].Spec.AvailabilityMode = olmv1.AvailabilityModeUnavailable
+			continue
+		}
 		content[name] = randomCatalog(rng, name, allow)
 	}
 	installed := 1 + rng.IntN(3)
@@ -197,10 +246,13 @@ func randomWorld(rng *rand.Rand) (pin.Facts, map[string]bool) {
 	if rng.IntN(2) == 0 {
 		ext.Spec.Source.Catalog.Channels = []string{"stable"}
 	}
+	if rng.IntN(4) == 0 {
+		ext.Spec.Source.Catalog.UpgradeConstraintPolicy = olmv1.UpgradeConstraintPolicySelfCertified
+	}
 	ext.Status.Install = &olmv1.ClusterExtensionInstallStatus{Bundle: olmv1.BundleMetadata{Name: fmt.Sprintf("p.v1.%d.0", installed), Version: fmt.Sprintf("1.%d.0", installed)}}
-	f := pin.Facts{Extension: input.Extension{Extension: ext, Catalogs: catalogs}, Content: content, Now: now}
+	f := pin.Facts{Extension: input.Extension{Extension: ext, Catalogs: catalogs, CatalogErrors: map[string]string{}}, Content: content, Now: now}
 	if rng.IntN(8) == 0 {
-		f.CatalogErrors = map[string]string{"cat0": "unreadable"}
+		f.CatalogErrors["cat0"] = "unreadable"
 	}
 	if rng.IntN(4) == 0 {
 		f.Gate = &tollgatev1alpha1.ExtensionGate{Spec: tollgatev1alpha1.ExtensionGateSpec{Version: fmt.Sprintf("<1.%d.0", 2+rng.IntN(6))}}
@@ -208,14 +260,22 @@ func randomWorld(rng *rand.Rand) (pin.Facts, map[string]bool) {
 	return f, allow
 }
 
-// randomCatalog has versions 1.0.0 … 1.7.0 (some missing), a bundle of a version named either
-// p.v<version> or, as another catalog may, p-alt.v<version>, in channels stable and fast with
-// random replaces, skips and skipRange edges.
+// randomCatalog has versions 1.0.0 … 1.7.0 (some missing), each with a bundle named
+// p.v<version> or p-alt.v<version>, sometimes a second build of it (p.v<version>+1), in
+// channels stable and fast with random replaces, skips and skipRange edges, and some bundles
+// deprecated.
 func randomCatalog(rng *rand.Rand, name string, allow map[string]bool) *fbc.Catalog {
-	var lines []string
+	var lines, bundles, deprecated []string
 	add := func(s string) { lines = append(lines, s) }
 	add(`{"schema":"olm.package","name":"p","defaultChannel":"stable"}`)
-	var bundles []string
+	bundle := func(b, v string) {
+		bundles = append(bundles, b)
+		allow[name+"/"+b] = rng.IntN(3) > 0
+		if rng.IntN(6) == 0 {
+			deprecated = append(deprecated, fmt.Sprintf(`{"reference":{"schema":"olm.bundle","name":%q},"message":"old"}`, b))
+		}
+		add(fmt.Sprintf(`{"schema":"olm.bundle","name":%q,"package":"p","image":"r/%s","properties":[{"type":"olm.package","value":{"packageName":"p","version":%q}}]}`, b, b, v))
+	}
 	for v := range 8 {
 		if v > 0 && rng.IntN(4) == 0 {
 			continue
@@ -224,35 +284,44 @@ func randomCatalog(rng *rand.Rand, name string, allow map[string]bool) *fbc.Cata
 		if rng.IntN(5) == 0 {
 			b = fmt.Sprintf("p-alt.v1.%d.0", v)
 		}
-		bundles = append(bundles, b)
-		allow[name+"/"+b] = rng.IntN(3) > 0
-		add(fmt.Sprintf(`{"schema":"olm.bundle","name":%q,"package":"p","image":"r/%s","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.%d.0"}}]}`, b, b, v))
+		bundle(b, fmt.Sprintf("1.%d.0", v))
+		if rng.IntN(5) == 0 {
+			bundle(fmt.Sprintf("p.v1.%d.0+1", v), fmt.Sprintf("1.%d.0+1", v))
+		}
 	}
 	for _, ch := range []string{"stable", "fast"} {
-		var entries []string
-		for i, b := range bundles {
-			if rng.IntN(4) == 0 {
-				continue
-			}
-			e := fmt.Sprintf(`{"name":%q`, b)
-			if i > 0 && rng.IntN(2) == 0 {
-				e += fmt.Sprintf(`,"replaces":%q`, bundles[rng.IntN(i)])
-			}
-			if i > 0 && rng.IntN(3) == 0 {
-				e += fmt.Sprintf(`,"skips":[%q]`, bundles[rng.IntN(i)])
-			}
-			if rng.IntN(3) == 0 {
-				e += fmt.Sprintf(`,"skipRange":">=1.0.0 <1.%d.0"`, rng.IntN(8))
-			}
-			entries = append(entries, e+"}")
-		}
-		add(fmt.Sprintf(`{"schema":"olm.channel","package":"p","name":%q,"entries":[%s]}`, ch, strings.Join(entries, ",")))
+		add(randomChannel(rng, ch, bundles))
+	}
+	if len(deprecated) > 0 {
+		add(`{"schema":"olm.deprecations","package":"p","entries":[` + strings.Join(deprecated, ",") + `]}`)
 	}
 	c, err := fbc.Read(strings.NewReader(strings.Join(lines, "\n")), fbc.DefaultLimits)
 	if err != nil {
 		panic(err)
 	}
 	return c
+}
+
+// randomChannel is channel ch of package p with some of bundles, and random edges between them.
+func randomChannel(rng *rand.Rand, ch string, bundles []string) string {
+	var entries []string
+	for i, b := range bundles {
+		if rng.IntN(4) == 0 {
+			continue
+		}
+		e := fmt.Sprintf(`{"name":%q`, b)
+		if i > 0 && rng.IntN(2) == 0 {
+			e += fmt.Sprintf(`,"replaces":%q`, bundles[rng.IntN(i)])
+		}
+		if i > 0 && rng.IntN(3) == 0 {
+			e += fmt.Sprintf(`,"skips":[%q]`, bundles[rng.IntN(i)])
+		}
+		if rng.IntN(3) == 0 {
+			e += fmt.Sprintf(`,"skipRange":">=1.0.0 <1.%d.0"`, rng.IntN(8))
+		}
+		entries = append(entries, e+"}")
+	}
+	return fmt.Sprintf(`{"schema":"olm.channel","package":"p","name":%q,"entries":[%s]}`, ch, strings.Join(entries, ","))
 }
 
 // An empty channel list and a gate's channels: only versions with a bundle in the gate's
