@@ -35,8 +35,9 @@ const DefaultHeldRecheck = time.Minute
 
 // ExtensionReconciler owns the version pin of every OLM v1 ClusterExtension an ExtensionGate
 // gates: it keeps spec.source.catalog.version an exact version, the installed one or a successor
-// the policies allowed (package pin), and records each pin it sets on the ClusterExtension
-// (PinRecordAnnotation) in the write that sets it.
+// the policies allowed whole (package pin). The pin it owns is recorded in the gate's status
+// (status.pin), which only Tollgate writes; each pin it sets also carries its decision on the
+// ClusterExtension (PinRecordAnnotation), for audit only.
 type ExtensionReconciler struct {
 	client.Client
 	// APIReader reads operands live (they are not cached).
@@ -81,13 +82,15 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	out := pin.Decide(ctx, facts.Facts, r.Policies)
 	reportHeld(gate.Name, out)
+	admitted := deniedAdmitted(out, gate.Generation)
+	r.reportDeniedAdmitted(gate, out, admitted)
 	move := r.nextPin(gate, ext, out)
 	if move.write {
 		if err := r.setPin(ctx, ext, move, out); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.writeStatus(ctx, gate, ext, facts, out, move); err != nil {
+	if err := r.writeStatus(ctx, gate, ext, facts, out, move, admitted); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: r.requeueAfter(out)}, nil
@@ -113,15 +116,21 @@ func (r *ExtensionReconciler) requeueAfter(out pin.Outcome) time.Duration {
 	return wait
 }
 
-// writeStatus records the outcome in the gate's status when it changed.
-func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, facts pin.Gathered, out pin.Outcome, move pinMove) error {
+// writeStatus records the outcome in the gate's status when it changed: status.pin is the pin
+// Tollgate set or accepted, and stays as it was when Tollgate owns none (Audit, nothing
+// installed).
+func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, facts pin.Gathered, out pin.Outcome, move pinMove, extra ...metav1.Condition) error {
 	pkg := ""
 	if ext.Spec.Source.Catalog != nil {
 		pkg = ext.Spec.Source.Catalog.PackageName
 	}
+	owned := gate.Status.Pin
+	if move.owned {
+		owned = move.pin
+	}
 	next, problems := gatestatus.NextExtension(gate.Status, gatestatus.ExtensionObservation{
-		Generation: gate.Generation, Package: pkg, Outcome: out, Pin: move.pin,
-		Catalogs: facts.Digests, Extra: []metav1.Condition{move.condition(gate.Generation)}, Now: metav1.NewTime(r.now()),
+		Generation: gate.Generation, Package: pkg, Outcome: out, Pin: owned,
+		Catalogs: facts.Digests, Extra: append([]metav1.Condition{move.condition(gate.Generation)}, extra...), Now: metav1.NewTime(r.now()),
 	})
 	for _, p := range problems {
 		r.Recorder.Event(gate, "Warning", "InvalidPolicyResult", p)

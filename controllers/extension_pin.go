@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	bsemver "github.com/blang/semver/v4"
 	corev1 "k8s.io/api/core/v1"
@@ -37,36 +38,81 @@ func (m pinMove) condition(generation int64) metav1.Condition {
 	return metav1.Condition{Type: tollgatev1alpha1.ConditionPinOwned, Status: status, Reason: m.reason, Message: m.message, ObservedGeneration: generation}
 }
 
-// nextPin decides the pin from the outcome: the target (the installed version or the highest
-// allowed successor) once OLM v1 has installed the pin Tollgate set; at once when someone else
-// set the pin (or left it empty, or a range); never in Audit mode, nor before a first install.
+// nextPin decides the pin from the outcome. The pin Tollgate owns is the one its gate's status
+// records (status.pin, which only Tollgate writes); any other is taken back at once, whatever
+// the ClusterExtension's annotations say. Tollgate's own pin, once OLM v1 installed it, moves to
+// the target; before that it stays while it is still allowed whole, and is taken back when it
+// is not. Never in Audit mode, nor before a first install.
 func (r *ExtensionReconciler) nextPin(gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, out pin.Outcome) pinMove {
 	current := pinOf(ext)
-	rec, recorded := tollgatev1alpha1.ParsePinRecord(ext.Annotations[tollgatev1alpha1.PinRecordAnnotation])
-	owned := recorded && rec.Version == current
+	owned := gate.Status.Pin != "" && current == gate.Status.Pin
 	switch {
 	case out.Installed == "":
 		return pinMove{pin: current, reason: "NotInstalled", message: fmt.Sprintf("nothing is installed yet: OLM v1 installs what spec.source.catalog.version (%q) selects, and Tollgate gates the upgrades after that first install", current)}
 	case gate.Spec.Mode.Or(r.Input.WithDefaults().DefaultMode) == tollgatev1alpha1.ModeAudit:
-		return pinMove{pin: current, owned: owned, reason: "Audit", message: fmt.Sprintf("mode Audit: Tollgate decides and reports, and leaves spec.source.catalog.version (%q) as it is; it would pin %s", current, out.Target)}
+		return pinMove{pin: current, reason: "Audit", message: fmt.Sprintf("mode Audit: Tollgate decides and reports, and leaves spec.source.catalog.version (%q) as it is; it would pin %s", current, out.Target)}
 	case !owned && current == out.Target:
 		return pinMove{pin: current, write: true, owned: true, reason: "Adopted", message: fmt.Sprintf("Tollgate owns spec.source.catalog.version, found at %s", current)}
 	case !owned:
-		msg := fmt.Sprintf("spec.source.catalog.version was %q, which Tollgate did not set (its last pin: %q); Tollgate set it back to %s", current, rec.Version, out.Target)
+		msg := fmt.Sprintf("spec.source.catalog.version was %q, which Tollgate did not set (its pin: %q, in this gate's status); Tollgate set it back to %s", current, gate.Status.Pin, out.Target)
 		return pinMove{pin: out.Target, write: true, owned: true, reason: "Reclaimed", message: msg, event: "PinReclaimed", tookBack: &current}
+	case out.Pinned != nil && !out.Pinned.Allowed && current != out.Target:
+		msg := fmt.Sprintf("Tollgate's pin %s is not installed yet and %s; Tollgate set it back to %s", current, notAllowedWhole(*out.Pinned), out.Target)
+		return pinMove{pin: out.Target, write: true, owned: true, reason: "Withdrawn", message: msg, event: "PinWithdrawn"}
 	case below(out.Installed, current):
-		return pinMove{pin: current, owned: true, reason: "Upgrading", message: fmt.Sprintf("OLM v1 is installing %s, the pin Tollgate set (installed: %s)", current, out.Installed)}
+		return pinMove{pin: current, owned: true, reason: "Upgrading", message: fmt.Sprintf("OLM v1 is installing %s, the pin Tollgate set, still allowed (installed: %s)", current, out.Installed)}
 	case current != out.Target:
 		return pinMove{pin: out.Target, write: true, owned: true, reason: "Moved", message: fmt.Sprintf("Tollgate moved the pin from %s to %s, which the policies allow", current, out.Target), event: "PinMoved"}
+	}
+	return keptPin(current, out)
+}
+
+// keptPin says why a pin Tollgate owns, at its target, stays.
+func keptPin(current string, out pin.Outcome) pinMove {
+	switch {
 	case out.GateError != "":
 		return pinMove{pin: current, owned: true, reason: "InvalidGate", message: fmt.Sprintf("pinned at %s: the gate follows nothing until it is fixed: %s", current, out.GateError)}
+	case len(out.Unexcludable) > 0:
+		return pinMove{pin: current, owned: true, reason: "Unexcludable", message: fmt.Sprintf("pinned at %s, which admits %s, denied: no exact version excludes it (see condition %s)", current, bundleNames(out.Unexcludable), tollgatev1alpha1.ConditionDeniedBundleAdmitted)}
 	case len(out.Versions) > 0 && out.Versions[0].Version != current:
-		return pinMove{pin: current, owned: true, reason: "Held", message: fmt.Sprintf("pinned at %s: %s is held (%s)", current, out.Versions[0].Version, blockedBy(out.Head.Result))}
+		return pinMove{pin: current, owned: true, reason: "Held", message: fmt.Sprintf("pinned at %s: %s is held (%s)%s", current, out.Versions[0].Version, blockedBy(out.Head.Result), refused(out))}
 	case !out.Head.Result.Decision.Allowed:
-		return pinMove{pin: current, owned: true, reason: "Held", message: fmt.Sprintf("pinned at %s: no successor can be judged (%s)", current, blockedBy(out.Head.Result))}
-	default:
-		return pinMove{pin: current, owned: true, reason: "Pinned", message: fmt.Sprintf("pinned at %s; no successor within the gate's range and channels", current)}
+		return pinMove{pin: current, owned: true, reason: "Held", message: fmt.Sprintf("pinned at %s: no successor can be judged (%s)%s", current, blockedBy(out.Head.Result), refused(out))}
 	}
+	return pinMove{pin: current, owned: true, reason: "Pinned", message: fmt.Sprintf("pinned at %s; no successor within the gate's range and channels%s", current, refused(out))}
+}
+
+// notAllowedWhole says why a version is not a pin Tollgate keeps.
+func notAllowedWhole(v pin.Version) string {
+	switch {
+	case len(v.Ambiguous) > 0:
+		return fmt.Sprintf("OLM v1 refuses to install it: catalogs %s of the same priority serve it", strings.Join(v.Ambiguous, ", "))
+	case len(v.Bundles) == 0:
+		return "OLM v1 would install no bundle for it"
+	}
+	return fmt.Sprintf("the policies no longer allow %s", bundleNames(v.Denied()))
+}
+
+// refused says which versions above the pin OLM v1 refuses to install (catalogs of the same
+// priority serve them); "" for none.
+func refused(out pin.Outcome) string {
+	var parts []string
+	for _, v := range out.Refused {
+		parts = append(parts, fmt.Sprintf("%s (catalogs %s of the same priority serve it)", v.Version, strings.Join(v.Ambiguous, ", ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; OLM v1 refuses " + strings.Join(parts, ", ")
+}
+
+// bundleNames names judged bundles, "<bundle> of catalog <catalog> (<code>)".
+func bundleNames(js []pin.Judged) string {
+	var parts []string
+	for _, j := range js {
+		parts = append(parts, fmt.Sprintf("%s of catalog %s (%s)", j.Candidate.Bundle.Name, j.Candidate.Catalog, blockedBy(j.Result)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func pinOf(ext *olmv1.ClusterExtension) string {
@@ -138,7 +184,7 @@ func decisionFor(out pin.Outcome, v string) (pin.Judged, bool) {
 }
 
 func eventType(reason string) string {
-	if reason == "PinReclaimed" {
+	if reason == "PinReclaimed" || reason == "PinWithdrawn" {
 		return corev1.EventTypeWarning
 	}
 	return corev1.EventTypeNormal

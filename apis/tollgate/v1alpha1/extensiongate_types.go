@@ -4,6 +4,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// ConditionDeniedBundleAdmitted is True while the ClusterExtension's pin admits a bundle the
+// policies denied that no exact pin can exclude: a bundle of the installed version OLM v1 could
+// install (another build, a same-version bundle of a catalog it ranks first) while no successor
+// is allowed. Its message names each bundle and what an admin can do; it is never reported as
+// held.
+const ConditionDeniedBundleAdmitted = "DeniedBundleAdmitted"
+
 // ExtensionGateSpec is edited by admins; Tollgate never overwrites it.
 type ExtensionGateSpec struct {
 	// Mode is Enforce (move the ClusterExtension's version pin to the highest allowed successor)
@@ -57,7 +64,9 @@ type ExtensionGateStatus struct {
 	// +optional
 	Installed string `json:"installed,omitempty"`
 	// Pin is the exact version Tollgate last set in, or accepted from, the ClusterExtension's
-	// spec.source.catalog.version. A pin that differs from it was set by someone else.
+	// spec.source.catalog.version: the record of ownership, in the status subresource only
+	// Tollgate writes. A pin that differs from it was set by someone else, and is taken back
+	// whatever the ClusterExtension's annotations say.
 	// +optional
 	Pin string `json:"pin,omitempty"`
 	// Catalogs are the content digests the candidates were read from, one per ClusterCatalog.

@@ -8,7 +8,8 @@ import (
 
 // PinRecordAnnotation is the annotation Tollgate writes on a ClusterExtension in the very write
 // that sets its spec.source.catalog.version: its value (a PinRecord as JSON) is the decision
-// behind the pin. A pin that differs from its record's version was set by someone else.
+// behind the pin, for audit. Anyone who may edit the ClusterExtension may edit it too, so it
+// proves nothing: the pin Tollgate owns is the ExtensionGate's status.pin.
 const PinRecordAnnotation = "tollgate.dev/pin"
 
 // ConditionPinOwned is True while the ClusterExtension's version is the pin Tollgate set or

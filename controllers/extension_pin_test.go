@@ -1,0 +1,93 @@
+package controllers
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/internal/decide/fbc"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
+	"github.com/tollgate-dev/tollgate/internal/decide/pin"
+)
+
+func judged(catalog, bundle string, allowed bool) pin.Judged {
+	res := &engine.Result{Decision: engine.Decision{Allowed: allowed}}
+	if !allowed {
+		res.Decision.Denials = []engine.Denial{{Denial: tollgatev1alpha1.Denial{Code: "VersionNotAllowed", Message: "no"}}}
+	}
+	return pin.Judged{Candidate: &input.ExtensionCandidate{Catalog: catalog, Bundle: fbc.Bundle{Name: bundle}}, Result: res}
+}
+
+func extensionAt(installed, pinned, annotation string) *olmv1.ClusterExtension {
+	ext := &olmv1.ClusterExtension{}
+	ext.Name = "p"
+	ext.Spec.Source.Catalog = &olmv1.CatalogFilter{PackageName: "p", Version: pinned}
+	ext.Status.Install = &olmv1.ClusterExtensionInstallStatus{Bundle: olmv1.BundleMetadata{Name: "p.v" + installed, Version: installed}}
+	if annotation != "" {
+		ext.Annotations = map[string]string{tollgatev1alpha1.PinRecordAnnotation: annotation}
+	}
+	return ext
+}
+
+// The pin Tollgate owns is its gate's status.pin: any other is taken back, a forged record
+// annotation notwithstanding; its own pin not yet installed is taken back once it is no longer
+// allowed whole; and a denied bundle no pin can exclude is said as such, never as held.
+func TestNextPin(t *testing.T) {
+	r := &ExtensionReconciler{}
+	forged := tollgatev1alpha1.PinRecord{Version: "2.0.0", Installed: "1.0.0", PinnedAt: metav1.Now()}.String()
+	allowedHead := pin.Judged{Result: &engine.Result{Decision: engine.Decision{Allowed: true}}}
+	for _, tc := range []struct {
+		name         string
+		statusPin    string
+		ext          *olmv1.ClusterExtension
+		out          pin.Outcome
+		reason, want string
+		write        bool
+	}{
+		{"a pin set with a matching record annotation is taken back", "1.0.0", extensionAt("1.0.0", "2.0.0", forged),
+			pin.Outcome{Installed: "1.0.0", Target: "1.0.0", Head: allowedHead}, "Reclaimed", "1.0.0", true},
+		{"a pin the gate's status records is Tollgate's", "1.0.0", extensionAt("1.0.0", "1.0.0", ""),
+			pin.Outcome{Installed: "1.0.0", Target: "1.0.0", Head: allowedHead}, "Pinned", "1.0.0", false},
+		{"a gate that records no pin owns none", "", extensionAt("1.0.0", "2.0.0", forged),
+			pin.Outcome{Installed: "1.0.0", Target: "1.0.0", Head: allowedHead}, "Reclaimed", "1.0.0", true},
+		{"Tollgate's pin not yet installed and now denied is withdrawn", "1.1.0", extensionAt("1.0.0", "1.1.0", ""),
+			pin.Outcome{Installed: "1.0.0", Target: "1.0.0", Head: allowedHead, Pinned: &pin.Version{Version: "1.1.0", Bundles: []pin.Judged{judged("a", "p.v1.1.0", false)}}},
+			"Withdrawn", "1.0.0", true},
+		{"Tollgate's pin not yet installed that OLM v1 cannot resolve is withdrawn", "1.1.0", extensionAt("1.0.0", "1.1.0", ""),
+			pin.Outcome{Installed: "1.0.0", Target: "1.0.0", Head: allowedHead, Pinned: &pin.Version{Version: "1.1.0", Ambiguous: []string{"a", "b"}}},
+			"Withdrawn", "1.0.0", true},
+		{"Tollgate's pin not yet installed and still allowed stays", "1.1.0", extensionAt("1.0.0", "1.1.0", ""),
+			pin.Outcome{Installed: "1.0.0", Target: "1.1.0", Head: allowedHead, Pinned: &pin.Version{Version: "1.1.0", Allowed: true, Bundles: []pin.Judged{judged("a", "p.v1.1.0", true)}}},
+			"Upgrading", "1.1.0", false},
+		{"a denied same-version bundle is unexcludable, not held", "1.0.0", extensionAt("1.0.0", "1.0.0", ""),
+			pin.Outcome{Installed: "1.0.0", Target: "1.0.0", Unexcludable: []pin.Judged{judged("a", "p-rebuilt.v1.0.0", false)}, Head: judged("a", "p-rebuilt.v1.0.0", false)},
+			"Unexcludable", "1.0.0", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gate := &tollgatev1alpha1.ExtensionGate{Status: tollgatev1alpha1.ExtensionGateStatus{Pin: tc.statusPin}}
+			gate.Spec.Mode = tollgatev1alpha1.ModeEnforce
+			m := r.nextPin(gate, tc.ext, tc.out)
+			assert.Equal(t, tc.reason, m.reason, m.message)
+			assert.Equal(t, tc.want, m.pin)
+			assert.Equal(t, tc.write, m.write)
+			assert.NotContains(t, m.message, "held")
+		})
+	}
+}
+
+// The DeniedBundleAdmitted condition names each bundle and what an admin can do; False with
+// none.
+func TestDeniedAdmittedCondition(t *testing.T) {
+	c := deniedAdmitted(pin.Outcome{Target: "1.0.0"}, 3)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	c = deniedAdmitted(pin.Outcome{Target: "1.0.0", Unexcludable: []pin.Judged{judged("vendor", "p-rebuilt.v1.0.0", false)}}, 3)
+	assert.Equal(t, metav1.ConditionTrue, c.Status)
+	assert.Equal(t, int64(3), c.ObservedGeneration)
+	for _, want := range []string{"p-rebuilt.v1.0.0 of catalog vendor (VersionNotAllowed)", "spec.availabilityMode", "spec.source.catalog.channels", "spec.overrides"} {
+		assert.Contains(t, c.Message, want)
+	}
+}
