@@ -15,6 +15,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/topdown"
 	"github.com/open-policy-agent/opa/v1/topdown/print"
+
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // Evaluate runs the prepared query on one input document (policies/README.md, version 1).
@@ -37,7 +39,8 @@ func (e *Engine) evaluate(ctx context.Context, input map[string]any, opts ...reg
 	if r := misshapen(e.revision, input); r != nil {
 		return r
 	}
-	value, err := inputValue(input)
+	// A document of an older manager has no move: judge the one it describes.
+	value, err := inputValue(policies.WithMove(input))
 	if err != nil {
 		return policyError(e.revision, fmt.Errorf("%w: %w", ErrInput, err))
 	}

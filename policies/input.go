@@ -48,6 +48,7 @@ var InputV1 = []InputKey{
 	{"gate", Object, true},
 	{"dependency", Object, false},
 	{"versions", Object, false},
+	{"move", Object, false},
 	{"now", String, false},
 	{"config", Object, true},
 }
@@ -70,6 +71,7 @@ var ExtensionV1 = []InputKey{
 	{"operands", List, true},
 	{"unreadableOperandKinds", List, false},
 	{"gate", Object, true},
+	{"move", Object, false},
 	{"now", String, false},
 	{"config", Object, true},
 }

@@ -42,7 +42,15 @@ type BundleFacts struct {
 //
 // +kubebuilder:object:generate=false
 type CSVManifest struct {
-	Metadata struct {
+	// Kind is ConfigMap in a reference to an unpacked bundle (UnpackedReferenceKind), which OLM
+	// writes in place of the CSV once it has unpacked the bundle into that ConfigMap; Replaces
+	// and Properties are then the reference's own.
+	Kind       string `json:"kind,omitempty"`
+	Name       string `json:"name,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+	Replaces   string `json:"replaces,omitempty"`
+	Properties string `json:"properties,omitempty"`
+	Metadata   struct {
 		Name        string            `json:"name,omitempty"`
 		Annotations map[string]string `json:"annotations,omitempty"`
 	} `json:"metadata"`
@@ -117,6 +125,10 @@ func (f *BundleFacts) addCSVManifest(where, manifest string) {
 		f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s.resource.manifest (the CSV step): %v", where, err))
 		return
 	}
+	if m.Kind == UnpackedReferenceKind {
+		f.addReference(where, &m)
+		return
+	}
 	if m.Spec.Replaces != "" {
 		f.Replaces = append(f.Replaces, m.Spec.Replaces)
 	}
@@ -126,6 +138,24 @@ func (f *BundleFacts) addCSVManifest(where, manifest string) {
 	if p, ok := m.Metadata.Annotations[PropertiesAnnotation]; ok {
 		f.addProperties(fmt.Sprintf("%s (the CSV step's annotation %s)", where, PropertiesAnnotation), p)
 	}
+}
+
+// UnpackedReferenceKind is the kind of a CSV step's manifest that refers to the ConfigMap an
+// unpacked bundle was written to (OLM's UnpackedBundleReference).
+const UnpackedReferenceKind = "ConfigMap"
+
+// addReference reads a reference to an unpacked bundle: the replaces and properties OLM copies
+// into it. A reference that says neither says nothing Tollgate can check against the bundle
+// (the ConfigMap holds it, which Tollgate does not read): unreadable.
+func (f *BundleFacts) addReference(where string, m *CSVManifest) {
+	if m.Properties == "" {
+		f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s.resource.manifest refers to the unpacked bundle in ConfigMap %s/%s and carries no properties: its version and package are not known", where, m.Namespace, m.Name))
+		return
+	}
+	if m.Replaces != "" {
+		f.Replaces = append(f.Replaces, m.Replaces)
+	}
+	f.addProperties(fmt.Sprintf("%s (the unpacked bundle reference's properties)", where), m.Properties)
 }
 
 // addProperties reads the olm.package properties of a bundle's properties document.
@@ -205,4 +235,42 @@ func (s *Step) dependency() (*Dependency, error) {
 	}
 	sub.Name = cmp.Or(sub.Name, s.Resource.Name)
 	return &Dependency{Subscription: sub.Name, Package: sub.Spec.Package, Object: sub}, nil
+}
+
+// StepProblems say, one sentence each, which CSV steps of the plan do not create the CSV the
+// plan lists them for: OLM creates every step's manifest once the plan is approved, so such a
+// step would create a CSV that no decision on the listed CSVs covers. A step for a CSV that
+// spec.clusterServiceVersionNames does not list, a step whose resource name is not the CSV it
+// resolves, and a manifest that names another CSV are each one.
+func (p *InstallPlan) StepProblems() []string {
+	if p.Status == nil {
+		return nil
+	}
+	var out []string
+	for i, s := range p.Status.Plan {
+		if s == nil || s.Resource.Kind != ClusterServiceVersionKind {
+			continue
+		}
+		where := fmt.Sprintf("InstallPlan %s status.plan[%d]", p.Name, i)
+		name := manifestName(s.Resource.Manifest)
+		switch {
+		case !slices.Contains(p.Spec.ClusterServiceVersionNames, s.Resolving):
+			out = append(out, fmt.Sprintf("%s creates CSV %s, which spec.clusterServiceVersionNames does not list", where, cmp.Or(s.Resource.Name, s.Resolving)))
+		case s.Resource.Name != s.Resolving:
+			out = append(out, fmt.Sprintf("%s resolves %s but creates CSV %s", where, s.Resolving, s.Resource.Name))
+		case name != "" && name != s.Resolving:
+			out = append(out, fmt.Sprintf("%s resolves %s but its manifest creates CSV %s", where, s.Resolving, name))
+		}
+	}
+	return out
+}
+
+// manifestName is metadata.name of a CSV step's manifest ("" when it has none or does not
+// parse: FactsOf says so).
+func manifestName(manifest string) string {
+	var m CSVManifest
+	if json.Unmarshal([]byte(manifest), &m) != nil {
+		return ""
+	}
+	return m.Metadata.Name
 }

@@ -34,6 +34,13 @@ const (
 	// BlockReplacesUnjudged: the CSV replaces a CSV of the namespace (Replaces) that no
 	// Subscription owns and that no decision on the CSV was made on.
 	BlockReplacesUnjudged = "ReplacesUnjudged"
+	// BlockVersionConflict: the plan gives the CSV several versions (its bundle lookups, its
+	// CSV step's spec.version and olm.package property), or one that does not parse; Detail
+	// names them and where each was read.
+	BlockVersionConflict = "VersionConflict"
+	// BlockStep: a CSV step of the plan creates a CSV other than the one it is listed for
+	// (Detail says which step and why); the blocker names no CSV.
+	BlockStep = "Step"
 )
 
 // MaxBundle is the most CSVs a plan may list for Tollgate to judge it. Judging a plan
@@ -59,8 +66,12 @@ type Blocker struct {
 	// Codes are the Subscription's standing denial codes (BlockDenied); empty when its policy
 	// said allowed: false without a denial.
 	Codes []string `json:"codes,omitempty"`
-	// Detail says what the plan says that holds it (BlockUnreadable, BlockUnattributed).
+	// Detail says what the plan says that holds it (BlockUnreadable, BlockUnattributed,
+	// BlockVersionConflict, BlockStep).
 	Detail string `json:"detail,omitempty"`
+	// From is the CSV of the namespace the denied move replaces, when it is not the installed
+	// CSV of Subscription (one further up the replacement chain).
+	From string `json:"from,omitempty"`
 }
 
 // String is the blocker for a person: "etcd.v2 (ns/etcd: OperatorNotUpgradeable)".
@@ -74,6 +85,10 @@ func (b Blocker) String() string {
 		return b.CSV + " (no Subscription in the plan's namespace claims it)"
 	case BlockUnreadable:
 		return fmt.Sprintf("%s (%s)", b.CSV, b.detail())
+	case BlockVersionConflict:
+		return fmt.Sprintf("%s (VersionConflict: the plan gives it different versions, so which one OLM installs is not known: %s)", b.CSV, b.Detail)
+	case BlockStep:
+		return "a step creates a CSV no decision covers: " + b.Detail
 	case BlockUnattributed:
 		return fmt.Sprintf("%s (cannot be attributed to one operator: %s)", b.CSV, b.detail())
 	case BlockReplacesUnjudged:
@@ -88,6 +103,8 @@ func (b Blocker) String() string {
 		who += ", the Subscription the plan creates for it"
 	case b.Replaces != "":
 		who += ", which owns " + b.Replaces + " that it replaces"
+	case b.From != "":
+		who += ", on the move from " + b.From + " up its replacement chain"
 	}
 	return fmt.Sprintf("%s (%s: %s)", b.CSV, who, b.why())
 }

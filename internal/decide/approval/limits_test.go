@@ -49,8 +49,8 @@ func decideMeasured(t *testing.T, d *approval.Decider, c *counting, name string)
 	return dec
 }
 
-// A thousand pending plans for one Subscription: each is judged, and the Subscription's
-// decision is evaluated once, however many plans need it.
+// A thousand pending plans for one Subscription: each is judged on its own move, and the
+// Subscription's decision is evaluated once, however many plans need it.
 func TestLimitsAThousandPendingPlans(t *testing.T) {
 	const plans = 1000
 	objs := []client.Object{subscription("a", "a.v2", manual), gate("a", enforce, true)}
@@ -64,7 +64,7 @@ func TestLimitsAThousandPendingPlans(t *testing.T) {
 	for _, v := range dec.Plans {
 		assert.True(t, v.Approvable, v.WhyNot())
 	}
-	assert.EqualValues(t, 1, c.n.Load(), "one evaluation for all the plans")
+	assert.EqualValues(t, 1+plans, c.n.Load(), "one evaluation for the Subscription, and one for each plan's move")
 }
 
 // bundle is n Manual Subscriptions with Enforce gates whose CSVs one pending plan installs.
@@ -81,7 +81,7 @@ func bundle(t *testing.T, n int) client.Reader {
 }
 
 // A plan bundling MaxBundle operators is judged: every member's own decision (for the peers)
-// and full decision (for the verdict) is evaluated once, 2N evaluations.
+// and its move (for the verdict) once, and the Subscription's full decision once: 2N+1.
 func TestLimitsABundleAtTheCapIsJudged(t *testing.T) {
 	const n = approval.MaxBundle
 	c := &counting{}
@@ -90,7 +90,7 @@ func TestLimitsABundleAtTheCapIsJudged(t *testing.T) {
 	require.Len(t, dec.Plans, 1)
 	assert.True(t, dec.Plans[0].Approvable, dec.Plans[0].WhyNot())
 	assert.Len(t, dec.Peers, n-1)
-	assert.EqualValues(t, 2*n, c.n.Load(), "each member evaluated once with and once without its companions")
+	assert.EqualValues(t, 2*n+1, c.n.Load(), "each member evaluated once without its companions and once on its move")
 }
 
 // A plan bundling 200 operators is held without judging its members (each judgement would

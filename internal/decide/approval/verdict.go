@@ -14,19 +14,22 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 )
 
-// verdict judges plan. The invariant it keeps: Tollgate approves a plan only when every CSV
-// the plan would create, and every CSV of the namespace one of them would replace, has a
-// decision that allows it, on facts the policies saw. So a plan is approvable only when it
-// is eligible and
+// verdict judges plan. The invariant it keeps: Tollgate approves a plan only when every move
+// the plan would make has a decision that allows it, on a document whose move states both real
+// ends. A move is a CSV the plan creates (to) and a CSV of the namespace it replaces (from): the
+// one the plan names and each one up the replacement chain behind it, which OLM deletes once
+// the new CSV succeeds; or nothing, for a first install. So a plan is approvable only when it is
+// eligible and
 //
 //   - a Subscription of its namespace waits on it (lists one of its CSVs as status.currentCSV):
 //     the manager acts on a plan only through such a Subscription, and eval judges as it does;
-//   - every CSV it lists is read whole and belongs to one package, and is decided: by every
-//     Subscription that claims it (each with an Enforce gate, Manual, and allowed), or, with
-//     none, as the dependency the plan subscribes to (its own decision allowed, Enforce);
-//   - every CSV of the namespace that one of them replaces (spec.replaces, wherever the plan
-//     says it) lets it through: each Subscription that owns that CSV does, or, with none, the
-//     decision on the replacing CSV was made on it (its installed or replaced CSV).
+//   - every CSV step creates the CSV it is listed for (StepProblems);
+//   - every CSV it lists is read whole, belongs to one package and has one version in this plan;
+//   - every move to such a CSV is allowed by the document of every Subscription that claims it
+//     (each Manual, with an Enforce gate), or, with none, of the dependency the plan subscribes
+//     to (Enforce), with only this plan's other operators as peers; and by the document of
+//     every Subscription that owns a CSV of the chain (Manual, Enforce): its gate, overrides
+//     and packs judge the move that replaces its operator.
 func (s *session) verdict(ctx context.Context, plan *v1alpha1.InstallPlan) (Verdict, error) {
 	v := Verdict{Namespace: plan.Namespace, Name: plan.Name, CSVs: plan.Spec.ClusterServiceVersionNames, Blockers: []Blocker{}}
 	if v.CSVs == nil {
@@ -46,6 +49,9 @@ func (s *session) verdict(ctx context.Context, plan *v1alpha1.InstallPlan) (Verd
 	}
 	if !waited {
 		v.Blockers = append(v.Blockers, Blocker{Reason: BlockNotWaitedOn})
+	}
+	for _, p := range plan.StepProblems() {
+		v.Blockers = append(v.Blockers, Blocker{Reason: BlockStep, Detail: p})
 	}
 	for _, csv := range csvs {
 		bs, err := s.csvBlockers(ctx, plan, csv)
@@ -73,8 +79,10 @@ func (s *session) waitedOn(ctx context.Context, ns string, csvs []string) (bool,
 }
 
 // csvBlockers are why csv holds plan: what the plan says of it cannot be read or attributed
-// to one operator; no decision covers it; a decision that covers it does not let it through;
-// or a CSV it replaces does not.
+// to one operator, or gives it several versions; no decision covers it; or one of the moves
+// the plan makes for it (from each CSV up its replacement chain, or from nothing) is not
+// allowed by a Subscription that claims it (or the dependency the plan creates for it) or one
+// that owns the CSV replaced.
 func (s *session) csvBlockers(ctx context.Context, plan *v1alpha1.InstallPlan, csv string) ([]Blocker, error) {
 	facts := plan.FactsOf(csv)
 	subs, err := s.claimants(ctx, plan.Namespace, csv)
@@ -85,7 +93,19 @@ func (s *session) csvBlockers(ctx context.Context, plan *v1alpha1.InstallPlan, c
 	if b != nil || err != nil {
 		return attributed(b, csv), err
 	}
-	out, deciders, err := s.decided(ctx, plan, csv, subs, &facts)
+	deciders, out, err := s.deciders(ctx, plan, csv, subs, &facts)
+	if len(deciders) == 0 || err != nil {
+		return out, err
+	}
+	end, vb := to(plan, csv, &facts, deciders[0].m.doc.Doc)
+	chain, cb, err := s.chain(ctx, plan, csv, starts(facts.Replaces, deciders))
+	switch {
+	case err != nil:
+		return nil, err
+	case vb != nil || cb != nil:
+		return append(out, nonNil(vb, cb)...), nil
+	}
+	froms, err := s.fromEnds(ctx, plan.Namespace, chain)
 	if err != nil {
 		return nil, err
 	}
@@ -93,39 +113,61 @@ func (s *session) csvBlockers(ctx context.Context, plan *v1alpha1.InstallPlan, c
 	for _, sub := range subs {
 		judged[client.ObjectKeyFromObject(sub)] = true
 	}
-	rb, err := s.replaceBlockers(ctx, plan, csv, facts.Replaces, deciders, judged)
-	return append(out, rb...), err
+	owners, ob, err := s.ownerDeciders(ctx, plan, csv, chain, judged)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, ob...)
+	return append(out, s.judgeMoves(ctx, plan, end, froms, append(deciders, owners...))...), nil
 }
 
-// decided are the blockers of the decisions that cover csv, and those decisions: every
-// claimant's, or, with none, the dependency's the plan subscribes to.
-func (s *session) decided(ctx context.Context, plan *v1alpha1.InstallPlan, csv string, subs []*v1alpha1.Subscription, facts *v1alpha1.BundleFacts) ([]Blocker, []*member, error) {
-	if len(subs) == 0 {
-		if len(facts.Dependencies) == 0 {
-			return []Blocker{{CSV: csv, Reason: BlockNoSubscription}}, nil, nil
-		}
-		dep := &facts.Dependencies[0]
-		m, err := s.dependency(ctx, plan, csv, dep)
-		if err != nil {
-			return nil, nil, err
-		}
-		return s.dependencyBlockers(csv, m), []*member{m}, nil
-	}
+func nonNil(bs ...*Blocker) []Blocker {
 	var out []Blocker
-	var deciders []*member
-	for _, sub := range subs {
-		m, b, err := s.blocker(ctx, csv, client.ObjectKeyFromObject(sub))
-		if err != nil {
-			return nil, nil, err
-		}
-		if m != nil {
-			deciders = append(deciders, m)
-		}
+	for _, b := range bs {
 		if b != nil {
 			out = append(out, *b)
 		}
 	}
-	return out, deciders, nil
+	return out
+}
+
+// deciders are the Subscriptions whose documents judge the moves to csv, with the blockers of
+// those that cannot let a plan through whatever their decision: every claimant (Manual, with a
+// gate in Enforce mode), or, with none, the dependency the plan subscribes to (Enforce).
+func (s *session) deciders(ctx context.Context, plan *v1alpha1.InstallPlan, csv string, subs []*v1alpha1.Subscription, facts *v1alpha1.BundleFacts) ([]decider, []Blocker, error) {
+	if len(subs) == 0 {
+		if len(facts.Dependencies) == 0 {
+			return nil, []Blocker{{CSV: csv, Reason: BlockNoSubscription}}, nil
+		}
+		m, err := s.dependency(ctx, plan, csv, &facts.Dependencies[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		d := decider{key: client.ObjectKeyFromObject(m.doc.Subscription), m: m, dependency: true}
+		if s.d.Mode(m.doc.Gate) != tollgatev1alpha1.ModeEnforce {
+			return nil, []Blocker{{CSV: csv, Subscription: d.key.String(), Dependency: true, Reason: BlockAudit}}, nil
+		}
+		return []decider{d}, nil, nil
+	}
+	var out []decider
+	var blockers []Blocker
+	for _, sub := range subs {
+		key := client.ObjectKeyFromObject(sub)
+		m, b, err := s.standing(ctx, csv, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		if b != nil {
+			blockers = append(blockers, *b)
+			continue
+		}
+		peers, err := s.planPeers(ctx, plan, csv)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, decider{key: key, m: m, peers: peers})
+	}
+	return out, blockers, nil
 }
 
 // attribution is the blocker (naming no CSV yet) of a CSV, claimed by subs in ns, that facts
@@ -197,78 +239,6 @@ func (s *session) takenDependency(ctx context.Context, ns string, dep *v1alpha1.
 	return "", nil
 }
 
-// dependencyBlockers are why m, the decision on the dependency the plan subscribes to for
-// csv, holds it: its decision does not allow it, or its mode (its gate's, when an admin made
-// one for the Subscription to come, else the default) is not Enforce.
-func (s *session) dependencyBlockers(csv string, m *member) []Blocker {
-	b := Blocker{CSV: csv, Subscription: client.ObjectKeyFromObject(m.doc.Subscription).String(), Dependency: true}
-	switch {
-	case !m.result.Decision.Allowed:
-		b.Reason, b.Codes = BlockDenied, Standing(m.result.Decision)
-	case s.d.Mode(m.doc.Gate) != tollgatev1alpha1.ModeEnforce:
-		b.Reason = BlockAudit
-	default:
-		return nil
-	}
-	return []Blocker{b}
-}
-
-// replaceBlockers are why the CSVs csv replaces (at most one: attribution holds several) hold
-// the plan: one is a copy OLM made of an operator of another namespace (OLM replaces copies
-// too, and that operator's gate is elsewhere); or one exists and a Subscription that owns it
-// does not let the plan through (judged: claimants of csv already judged, not repeated); or
-// one exists, no Subscription owns it, and none of deciders (the decisions on csv) was made
-// on it.
-func (s *session) replaceBlockers(ctx context.Context, plan *v1alpha1.InstallPlan, csv string, replaces []string, deciders []*member, judged map[types.NamespacedName]bool) ([]Blocker, error) {
-	var out []Blocker
-	for _, r := range replaces {
-		replaced, err := s.csv(ctx, plan.Namespace, r)
-		if err != nil {
-			return nil, err
-		}
-		if replaced == nil { // nothing to replace: a first install
-			continue
-		}
-		owners, err := s.owners(ctx, plan.Namespace, r)
-		if err != nil {
-			return nil, err
-		}
-		if from := replaced.Labels[v1alpha1.CopiedFromLabel]; from != "" {
-			out = append(out, Blocker{CSV: csv, Replaces: r, Reason: BlockReplacesUnjudged, Detail: "a copy of the operator installed in namespace " + from})
-			continue
-		}
-		if len(owners) == 0 && !madeOn(deciders, r) {
-			out = append(out, Blocker{CSV: csv, Replaces: r, Reason: BlockReplacesUnjudged})
-		}
-		for _, o := range owners {
-			key := client.ObjectKeyFromObject(o)
-			if judged[key] {
-				continue
-			}
-			_, b, err := s.blocker(ctx, csv, key)
-			if err != nil {
-				return nil, err
-			}
-			if b != nil {
-				b.Replaces = r
-				out = append(out, *b)
-			}
-		}
-	}
-	return out, nil
-}
-
-// madeOn says whether one of deciders was made on the CSV name as the one it replaces: its
-// Subscription's installed CSV, or the replaced CSV its document holds.
-func madeOn(deciders []*member, name string) bool {
-	for _, m := range deciders {
-		if m.doc.Subscription.Status.InstalledCSV == name || (m.doc.ReplacedCSV != nil && m.doc.ReplacedCSV.Name == name) {
-			return true
-		}
-	}
-	return false
-}
-
 // csv is the CSV name of ns; nil when it does not exist.
 func (s *session) csv(ctx context.Context, ns, name string) (*v1alpha1.ClusterServiceVersion, error) {
 	csv := &v1alpha1.ClusterServiceVersion{}
@@ -282,10 +252,11 @@ func (s *session) csv(ctx context.Context, ns, name string) (*v1alpha1.ClusterSe
 	return nil, fmt.Errorf("get ClusterServiceVersion %s/%s: %w", ns, name, err)
 }
 
-// blocker is the full decision of the Subscription key and why it holds a plan that installs
-// csv (nil when it does not).
-func (s *session) blocker(ctx context.Context, csv string, key types.NamespacedName) (*member, *Blocker, error) {
-	m, err := s.full(ctx, key)
+// standing is the Subscription key's own document, and why it cannot let a plan that installs
+// csv through whatever its decision (nil when it can): it does not exist, has no gate, is in
+// Audit mode or approves automatically.
+func (s *session) standing(ctx context.Context, csv string, key types.NamespacedName) (*member, *Blocker, error) {
+	m, err := s.own(ctx, key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluate %s, whose %s the plan installs: %w", key, csv, err)
 	}
@@ -293,8 +264,6 @@ func (s *session) blocker(ctx context.Context, csv string, key types.NamespacedN
 	switch {
 	case m == nil:
 		b.Reason = BlockNoSubscription
-	case !m.result.Decision.Allowed:
-		b.Reason, b.Codes = BlockDenied, Standing(m.result.Decision)
 	case m.doc.Gate == nil:
 		b.Reason = BlockNoGate
 	case s.d.Mode(m.doc.Gate) != tollgatev1alpha1.ModeEnforce:

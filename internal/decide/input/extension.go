@@ -40,7 +40,7 @@ type ExtensionCandidate struct {
 // Document is the extension document for candidate (nil: no successor is being decided).
 func (x *Extension) Document(candidate *ExtensionCandidate, cfg Config, now time.Time) map[string]any {
 	cfg = cfg.WithDefaults()
-	return map[string]any{
+	doc := map[string]any{
 		"apiVersion":             policies.ExtensionAPIVersion,
 		"extension":              object(x.Extension.DeepCopy()),
 		"catalogs":               objects(copies(x.Catalogs)),
@@ -53,6 +53,8 @@ func (x *Extension) Document(candidate *ExtensionCandidate, cfg Config, now time
 		"now":                    now.UTC().Format(time.RFC3339),
 		"config":                 map[string]any{"defaultMode": string(cfg.DefaultMode)},
 	}
+	doc["move"] = policies.ExtensionMove(doc).Data()
+	return doc
 }
 
 // copies are deep copies of catalogs: object trims what it renders, and the caller's objects

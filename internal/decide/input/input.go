@@ -21,6 +21,7 @@ import (
 	operatorsv2 "github.com/tollgate-dev/tollgate/apis/operators/v2"
 	packagesv1 "github.com/tollgate-dev/tollgate/apis/packages/v1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // APIVersion is the version of the input document this package builds.
@@ -161,6 +162,7 @@ func (b *Builder) build(ctx context.Context, g *gatherer, sub *v1alpha1.Subscrip
 		d.InstallPlan = plan
 	}
 	d.Doc = st.document(cfg, b.now())
+	d.Doc["move"] = policies.SubscriptionMove(d.Doc).Data()
 	return d, nil
 }
 
