@@ -19,9 +19,22 @@ import data.tollgate.lib
 # the one being replaced (lib.checked_csv_name): for a recreated Subscription that reports none,
 # the CSV its pending plan replaces, as OLM checks it.
 
-_installed := lib.checked_csv_name
+# The CSV being replaced is the move's from end when the document states one (a plan's move
+# replaces each CSV up the replacement chain, each with its own OperatorCondition, and OLM
+# deletes them all once the new CSV succeeds), else lib.checked_csv_name.
+_from := f if {
+	f := object.get(input, ["move", "from"], null)
+	is_object(f)
+}
 
-_oc := input.operatorCondition if {
+_installed := _from.name if {
+	_from
+} else := lib.checked_csv_name
+
+_oc := _from.operatorCondition if {
+	_from.operatorCondition != null
+} else := input.operatorCondition if {
+	not _from
 	_installed != ""
 	input.operatorCondition != null
 }

@@ -750,3 +750,30 @@ test_a_second_operator_group_denies if {
 	d.lift[0].command == "kubectl get operatorgroups -n operators"
 	count(d.facts) == 2
 }
+
+# A plan's move from a CSV up the replacement chain is judged on that CSV's own OperatorCondition:
+# OLM deletes the whole chain once the new CSV succeeds, so the operator that actually runs
+# (etcdoperator.v0.9.0, Replacing) saying Upgradeable=False holds the move, even when the
+# installed CSV's OperatorCondition says nothing.
+test_a_move_up_the_chain_reads_its_from_operator_condition if {
+	from_oc := object.union(
+		f.operator_condition(1, [], [f.upgradeable("False", "migrating storage", 1)]),
+		{"metadata": {"name": "etcdoperator.v0.9.0"}},
+	)
+	doc := f.with_patch({"move": {
+		"namespace": "demo", "installPlan": "install-x",
+		"from": {"name": "etcdoperator.v0.9.0", "package": "etcd", "version": "0.9.0", "versionFrom": "x", "phase": "Replacing", "operatorCondition": from_oc, "owner": null},
+		"to": {"name": "etcdoperator.v0.9.4", "package": "etcd", "version": "0.9.4", "versionFrom": "x", "channel": "", "catalog": {"namespace": "", "name": ""}},
+	}})
+	_message(doc, "OperatorNotUpgradeable") == "etcdoperator.v0.9.0 reports Upgradeable=False: migrating storage"
+}
+
+# A move that states no from end leaves the document's own OperatorCondition in force (fail
+# closed: the installed CSV may be missing while its OperatorCondition still speaks).
+test_a_move_without_from_keeps_the_document_operator_condition if {
+	doc := f.with_patch({
+		"operatorCondition": f.operator_condition(1, [], [f.upgradeable("False", "m", 1)]),
+		"move": {"namespace": "demo", "installPlan": null, "from": null, "to": {"name": "etcdoperator.v0.9.4"}},
+	})
+	"OperatorNotUpgradeable" in _codes(doc)
+}
