@@ -82,15 +82,14 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	out := pin.Decide(ctx, facts.Facts, r.Policies)
 	reportHeld(gate.Name, out)
-	admitted := deniedAdmitted(out, gate.Generation)
-	r.reportDeniedAdmitted(gate, out, admitted)
+	r.reportDeniedAdmitted(gate, out, gatestatus.DeniedBundleAdmitted(out, gate.Generation))
 	move := r.nextPin(gate, ext, out)
 	if move.write {
 		if err := r.setPin(ctx, ext, move, out); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.writeStatus(ctx, gate, ext, facts, out, move, admitted); err != nil {
+	if err := r.writeStatus(ctx, gate, ext, facts, out, move); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: r.requeueAfter(out)}, nil
@@ -119,7 +118,7 @@ func (r *ExtensionReconciler) requeueAfter(out pin.Outcome) time.Duration {
 // writeStatus records the outcome in the gate's status when it changed: status.pin is the pin
 // Tollgate set or accepted, and stays as it was when Tollgate owns none (Audit, nothing
 // installed).
-func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, facts pin.Gathered, out pin.Outcome, move pinMove, extra ...metav1.Condition) error {
+func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, facts pin.Gathered, out pin.Outcome, move pinMove) error {
 	pkg := ""
 	if ext.Spec.Source.Catalog != nil {
 		pkg = ext.Spec.Source.Catalog.PackageName
@@ -130,7 +129,7 @@ func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1a
 	}
 	next, problems := gatestatus.NextExtension(gate.Status, gatestatus.ExtensionObservation{
 		Generation: gate.Generation, Package: pkg, Outcome: out, Pin: owned,
-		Catalogs: facts.Digests, Extra: append([]metav1.Condition{move.condition(gate.Generation)}, extra...), Now: metav1.NewTime(r.now()),
+		Catalogs: facts.Digests, Extra: []metav1.Condition{move.condition(gate.Generation)}, Now: metav1.NewTime(r.now()),
 	})
 	for _, p := range problems {
 		r.Recorder.Event(gate, "Warning", "InvalidPolicyResult", p)

@@ -15,6 +15,7 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
+	"github.com/tollgate-dev/tollgate/internal/decide/gatestatus"
 	"github.com/tollgate-dev/tollgate/internal/decide/pin"
 )
 
@@ -73,7 +74,7 @@ func keptPin(current string, out pin.Outcome) pinMove {
 	case out.GateError != "":
 		return pinMove{pin: current, owned: true, reason: "InvalidGate", message: fmt.Sprintf("pinned at %s: the gate follows nothing until it is fixed: %s", current, out.GateError)}
 	case len(out.Unexcludable) > 0:
-		return pinMove{pin: current, owned: true, reason: "Unexcludable", message: fmt.Sprintf("pinned at %s, which admits %s, denied: no exact version excludes it (see condition %s)", current, bundleNames(out.Unexcludable), tollgatev1alpha1.ConditionDeniedBundleAdmitted)}
+		return pinMove{pin: current, owned: true, reason: "Unexcludable", message: fmt.Sprintf("pinned at %s, which admits %s, denied: no exact version excludes it (see condition %s)", current, gatestatus.BundleNames(out.Unexcludable), tollgatev1alpha1.ConditionDeniedBundleAdmitted)}
 	case len(out.Versions) > 0 && out.Versions[0].Version != current:
 		return pinMove{pin: current, owned: true, reason: "Held", message: fmt.Sprintf("pinned at %s: %s is held (%s)%s", current, out.Versions[0].Version, blockedBy(out.Head.Result), refused(out))}
 	case !out.Head.Result.Decision.Allowed:
@@ -90,7 +91,7 @@ func notAllowedWhole(v pin.Version) string {
 	case len(v.Bundles) == 0:
 		return "OLM v1 would install no bundle for it"
 	}
-	return fmt.Sprintf("the policies no longer allow %s", bundleNames(v.Denied()))
+	return fmt.Sprintf("the policies no longer allow %s", gatestatus.BundleNames(v.Denied()))
 }
 
 // refused says which versions above the pin OLM v1 refuses to install (catalogs of the same
@@ -104,15 +105,6 @@ func refused(out pin.Outcome) string {
 		return ""
 	}
 	return "; OLM v1 refuses " + strings.Join(parts, ", ")
-}
-
-// bundleNames names judged bundles, "<bundle> of catalog <catalog> (<code>)".
-func bundleNames(js []pin.Judged) string {
-	var parts []string
-	for _, j := range js {
-		parts = append(parts, fmt.Sprintf("%s of catalog %s (%s)", j.Candidate.Bundle.Name, j.Candidate.Catalog, blockedBy(j.Result)))
-	}
-	return strings.Join(parts, ", ")
 }
 
 func pinOf(ext *olmv1.ClusterExtension) string {

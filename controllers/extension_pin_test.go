@@ -10,6 +10,7 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/internal/decide/fbc"
+	"github.com/tollgate-dev/tollgate/internal/decide/gatestatus"
 	"github.com/tollgate-dev/tollgate/internal/decide/input"
 	"github.com/tollgate-dev/tollgate/internal/decide/pin"
 )
@@ -82,9 +83,9 @@ func TestNextPin(t *testing.T) {
 // The DeniedBundleAdmitted condition names each bundle and what an admin can do; False with
 // none.
 func TestDeniedAdmittedCondition(t *testing.T) {
-	c := deniedAdmitted(pin.Outcome{Target: "1.0.0"}, 3)
+	c := gatestatus.DeniedBundleAdmitted(pin.Outcome{Target: "1.0.0"}, 3)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
-	c = deniedAdmitted(pin.Outcome{Target: "1.0.0", Unexcludable: []pin.Judged{judged("vendor", "p-rebuilt.v1.0.0", false)}}, 3)
+	c = gatestatus.DeniedBundleAdmitted(pin.Outcome{Target: "1.0.0", Unexcludable: []pin.Judged{judged("vendor", "p-rebuilt.v1.0.0", false)}}, 3)
 	assert.Equal(t, metav1.ConditionTrue, c.Status)
 	assert.Equal(t, int64(3), c.ObservedGeneration)
 	for _, want := range []string{"p-rebuilt.v1.0.0 of catalog vendor (VersionNotAllowed)", "spec.availabilityMode", "spec.source.catalog.channels", "spec.overrides"} {

@@ -1,6 +1,9 @@
 package gatestatus
 
 import (
+	"fmt"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
@@ -37,7 +40,8 @@ func NextExtension(old tollgatev1alpha1.ExtensionGateStatus, o ExtensionObservat
 	}
 	conditions, p1 := toConditions(res.Conditions, o.Generation)
 	health, p2 := toConditions(res.Health, o.Generation)
-	next.Conditions = mergeConditions(old.Conditions, append(conditions, o.Extra...), o.Now)
+	conditions = append(append(conditions, o.Extra...), DeniedBundleAdmitted(o.Outcome, o.Generation))
+	next.Conditions = mergeConditions(old.Conditions, conditions, o.Now)
 	next.Health = mergeConditions(old.Health, health, o.Now)
 	next.Decision = stamped(old.Decision, decisionOf(old.Decision, res), func() string { return engine.Digest(head.Input) }, o.Now)
 	return next, append(p1, p2...)
@@ -58,4 +62,35 @@ func candidates(versions []pin.Version) []tollgatev1alpha1.Candidate {
 		}
 	}
 	return out
+}
+
+// DeniedBundleAdmitted is the DeniedBundleAdmitted condition of an outcome: True, naming each denied
+// bundle the pin admits that no exact pin can exclude and what an admin can do, or False.
+func DeniedBundleAdmitted(out pin.Outcome, generation int64) metav1.Condition {
+	c := metav1.Condition{Type: tollgatev1alpha1.ConditionDeniedBundleAdmitted, Status: metav1.ConditionFalse, Reason: "NoneAdmitted", ObservedGeneration: generation,
+		Message: "every bundle the pin admits is allowed, or is the installed one"}
+	if len(out.Unexcludable) == 0 {
+		return c
+	}
+	c.Status, c.Reason = metav1.ConditionTrue, "SameVersionBundleDenied"
+	var b strings.Builder
+	fmt.Fprintf(&b, "OLM v1 may install, at the pin %s, a bundle the policies denied: %s. No exact version excludes it: OLM v1 matches a pin ignoring build metadata and takes any bundle of the installed version it ranks first. ",
+		out.Target, BundleNames(out.Unexcludable))
+	b.WriteString("To keep it out: have the catalog remove or replace it; narrow the ClusterExtension's spec.source.catalog.selector to leave out its catalog, or set that ClusterCatalog's spec.availabilityMode to Unavailable; ")
+	b.WriteString("list in spec.source.catalog.channels only channels that do not include it; or, if it is acceptable, waive its denial in this gate's spec.overrides")
+	c.Message = b.String()
+	return c
+}
+
+// BundleNames names judged bundles, "<bundle> of catalog <catalog> (<code>)".
+func BundleNames(js []pin.Judged) string {
+	var parts []string
+	for _, j := range js {
+		code := j.Result.Decision.BlockedBy()
+		if code == "" {
+			code = "not allowed"
+		}
+		parts = append(parts, fmt.Sprintf("%s of catalog %s (%s)", j.Candidate.Bundle.Name, j.Candidate.Catalog, code))
+	}
+	return strings.Join(parts, ", ")
 }
