@@ -2,6 +2,7 @@ package pin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -49,15 +50,18 @@ type Gathered struct {
 
 // Gather reads what the pin is decided on: the catalogs the extension selects and their
 // content (a catalog not Serving, or whose content cannot be read, is a catalog error the
-// policies see), and the operands of the installed bundle. The error is a failed read of the
-// cluster.
+// policies see; a selector that does not parse selects none, and Facts.SelectorError says
+// why), and the operands of the installed bundle. The error is a failed read of the cluster.
 func (g *Gatherer) Gather(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension) (Gathered, error) {
 	out := Gathered{Facts: Facts{
 		Extension: input.Extension{Extension: ext, Gate: gate, CatalogErrors: map[string]string{}},
 		Content:   map[string]*fbc.Catalog{}, Config: g.Config, Now: g.Now,
 	}}
 	catalogs, err := g.selectedCatalogs(ctx, ext)
-	if err != nil {
+	var invalid *invalidSelectorError
+	if errors.As(err, &invalid) {
+		out.SelectorError = invalid.Error()
+	} else if err != nil {
 		return out, err
 	}
 	out.Catalogs = catalogs
@@ -90,7 +94,7 @@ func (g *Gatherer) selectedCatalogs(ctx context.Context, ext *olmv1.ClusterExten
 	if src := ext.Spec.Source.Catalog; src != nil && src.Selector != nil {
 		s, err := metav1.LabelSelectorAsSelector(src.Selector)
 		if err != nil {
-			return nil, fmt.Errorf("ClusterExtension %s: spec.source.catalog.selector: %w", ext.Name, err)
+			return nil, &invalidSelectorError{err: err}
 		}
 		selector = s
 	}
@@ -103,6 +107,14 @@ func (g *Gatherer) selectedCatalogs(ctx context.Context, ext *olmv1.ClusterExten
 	})
 	slices.SortFunc(out, func(a, b olmv1.ClusterCatalog) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// invalidSelectorError says the extension's catalog selector does not parse: OLM v1 resolves
+// nothing for it ("desired catalog selector is invalid"), and the gate follows nothing.
+type invalidSelectorError struct{ err error }
+
+func (e *invalidSelectorError) Error() string {
+	return fmt.Sprintf("the ClusterExtension's spec.source.catalog.selector is invalid, so OLM v1 resolves nothing for it: %v", e.err)
 }
 
 // Served is where c's content is served, when catalogd serves it.

@@ -35,8 +35,11 @@ type Facts struct {
 	// Content is each readable selected catalog's content, by catalog name. A selected catalog
 	// without content must have an entry in CatalogErrors.
 	Content map[string]*fbc.Catalog
-	Config  input.Config
-	Now     time.Time
+	// SelectorError says why the extension's catalog selector selects nothing: it does not
+	// parse. The gate then follows nothing, and says so (Outcome.GateError).
+	SelectorError string
+	Config        input.Config
+	Now           time.Time
 }
 
 // Judged is one bundle's document and the policies' decision on it.

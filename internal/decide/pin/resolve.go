@@ -221,9 +221,12 @@ func (r *resolver) pinned(decided []Version) *Version {
 	return &ver
 }
 
-// gateError says why the gate follows nothing: a range that does not parse, or channels the
-// extension does not select.
+// gateError says why the gate follows nothing: an extension whose catalog selector does not
+// parse, a range that does not parse, or channels the extension does not select.
 func (f *Facts) gateError() string {
+	if f.SelectorError != "" {
+		return f.SelectorError
+	}
 	if f.Gate == nil {
 		return ""
 	}

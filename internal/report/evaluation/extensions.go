@@ -20,6 +20,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/decide/fbc"
 	"github.com/tollgate-dev/tollgate/internal/decide/gatestatus"
 	"github.com/tollgate-dev/tollgate/internal/decide/pin"
+	"github.com/tollgate-dev/tollgate/internal/text"
 )
 
 // Extension is one OLM v1 ClusterExtension's pin decision and the ExtensionGate status that
@@ -32,8 +33,11 @@ type Extension struct {
 	Pin    string `json:"pin"`
 	Target string `json:"target"`
 	// Gated says whether an ExtensionGate gates it (Tollgate moves only gated pins).
-	Gated      bool               `json:"gated"`
-	Mode       string             `json:"mode"`
+	Gated bool   `json:"gated"`
+	Mode  string `json:"mode"`
+	// GateError says why the gate follows nothing (its range or channels, or the extension's
+	// selector, as the parser reports them); "" when it follows its successors.
+	GateError  string             `json:"gateError,omitempty"`
 	Decision   Decision           `json:"decision"`
 	Conditions []engine.Condition `json:"conditions"`
 	Health     []engine.Condition `json:"health"`
@@ -114,7 +118,7 @@ func (e *Evaluator) GateOf(ctx context.Context, name string) (*tollgatev1alpha1.
 func (e *Evaluator) ExtensionRow(ext *olmv1.ClusterExtension, gate *tollgatev1alpha1.ExtensionGate, facts pin.Gathered, out pin.Outcome) Extension {
 	res := out.Head.Result
 	x := Extension{
-		Name: ext.Name, Installed: out.Installed, Target: out.Target, Gated: gate != nil,
+		Name: ext.Name, Installed: out.Installed, Target: out.Target, Gated: gate != nil, GateError: out.GateError,
 		Mode:       string(e.extensionMode(gate)),
 		Decision:   Decision{Allowed: res.Decision.Allowed, Denials: orEmpty(gatestatus.Denials(res.Decision))},
 		Conditions: orEmpty(res.Conditions), Health: orEmpty(res.Health),
@@ -151,6 +155,11 @@ func renderExtensionReport(w io.Writer, xs []Extension, o printers.TableOptions,
 	}
 	if o.NoHeaders {
 		return nil
+	}
+	for _, x := range xs {
+		if x.GateError != "" {
+			fmt.Fprintf(w, "\n%s follows nothing: %s\n", text.Escape(x.Name), text.Wrap(x.GateError, 96, "  "))
+		}
 	}
 	subjects := make([]Subscription, 0, len(xs))
 	for _, x := range xs {

@@ -23,9 +23,11 @@ type ExtensionReport struct {
 	Package   string `json:"package"`
 	Installed string `json:"installed"`
 	// Pin is spec.source.catalog.version now; Target the pin Tollgate would set.
-	Pin            string                       `json:"pin"`
-	Target         string                       `json:"target"`
-	Gated          bool                         `json:"gated"`
+	Pin    string `json:"pin"`
+	Target string `json:"target"`
+	Gated  bool   `json:"gated"`
+	// GateError says why the gate follows nothing, as the parser reports it; "" when it does.
+	GateError      string                       `json:"gateError,omitempty"`
 	Mode           string                       `json:"mode"`
 	Now            string                       `json:"now"`
 	PolicyRevision string                       `json:"policyRevision"`
@@ -58,7 +60,7 @@ func (x *Explainer) ExplainExtension(ctx context.Context, ev *evaluation.Evaluat
 	x2 := ev.ExtensionRow(ext, gate, facts, out)
 	rep := &ExtensionReport{
 		Name: name, Package: x2.Package, Installed: out.Installed, Pin: x2.Pin, Target: out.Target,
-		Gated: gate != nil, Mode: x2.Mode, Now: ev.Now().UTC().Format(time.RFC3339), PolicyRevision: ex.Result.Revision,
+		Gated: gate != nil, GateError: out.GateError, Mode: x2.Mode, Now: ev.Now().UTC().Format(time.RFC3339), PolicyRevision: ex.Result.Revision,
 		Candidates: orEmpty(x2.Status.Candidates), Allowed: ex.Result.Decision.Allowed, Denials: []Denial{},
 		Health: orEmpty(ex.Result.Health), Conditions: orEmpty(ex.Result.Conditions), Notes: ex.Notes,
 	}
@@ -106,6 +108,9 @@ func (r *ExtensionReport) WriteText(w io.Writer) error {
 	p.line("ClusterExtension %s (package %s)", r.Name, r.Package)
 	p.line("  installed %s, pinned at %q; Tollgate would pin %s (gated: %s, mode %s)", r.Installed, r.Pin, r.Target, yesNo(r.Gated), r.Mode)
 	p.line("  decided at %s with policy revision %s", r.Now, r.PolicyRevision)
+	if r.GateError != "" {
+		p.line("  the gate follows nothing until it is fixed: %s", r.GateError)
+	}
 	p.blank()
 	if len(r.Candidates) > 0 {
 		t := printers.NewTable(w, "SUCCESSOR", "VERSION", "CATALOG", "ALLOWED", "BLOCKED-BY")
