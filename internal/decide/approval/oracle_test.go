@@ -12,36 +12,45 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/internal/decide/approval"
 	"github.com/tollgate-dev/tollgate/internal/decide/input"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // checkInvariant fails t when v approves plan and the safety invariant does not hold: every
-// CSV the plan creates, and every CSV of the namespace it replaces, has an allowing decision,
-// on facts the policies saw. It states the invariant a second time, deliberately simply, from
-// OLM's semantics and apart from package approval's rules: it reads the plan's manifests and
-// properties itself, builds each decision's document with input.Builder and evaluates it with
-// d.Policies. For an approved plan:
+// move the plan makes has an allowing decision whose document states both real ends. It states
+// the invariant a second time, deliberately simply, from OLM's semantics and apart from package
+// approval's rules: it reads the plan's manifests and properties itself, follows the
+// replacement chains itself, and looks at the evaluations d made while judging the plan again.
+// For an approved plan:
 //
 //  1. a Subscription of its namespace lists one of its CSVs as status.currentCSV (OLM made
 //     the plan for it, and the manager acts through it);
-//  2. every CSV c it lists is allowed: each Subscription whose currentCSV is c is Manual, has a
-//     gate in Enforce mode and a decision that allows; or, with none, exactly one Subscription
-//     step of the plan starts at c, no Subscription of the namespace follows its package, and
-//     the decision on that Subscription as OLM would create it allows, in Enforce mode;
-//  3. every CSV r that c replaces (OLM replaces the CSV spec.replaces names, whatever its
-//     package: any bundle lookup's replaces for c, any CSV step's spec.replaces) and that
-//     exists is no copy, and either every Subscription whose installed CSV is r is Manual,
-//     Enforce and allowed (and there is one), or a decision of 2 was made on r (its document's
-//     installed or replaced CSV is r);
-//  4. no version from a name where the bundle says otherwise: where the plan gives c a bundle
-//     version, the documents of 2 carry one of the versions the bundle gives in versions[c].
+//  2. every CSV c it lists is decided: each Subscription whose currentCSV is c is Manual and has
+//     a gate in Enforce mode; or, with none, exactly one Subscription step of the plan starts at
+//     c, no Subscription of the namespace follows its package, and that Subscription as OLM
+//     would create it is in Enforce mode; every CSV step creates the CSV it is listed for;
+//  3. every move to c — from each CSV the plan says c replaces and each claimant's installed
+//     CSV, and each CSV up the chain behind them (spec.replaces, while they exist), or from
+//     nothing — was evaluated on a document stating this plan, c and that from end, and every
+//     such evaluation allowed; each Subscription that owns a CSV replaced is Manual, Enforce and
+//     judged the move on its own document; no CSV replaced is a copy;
+//  4. where the plan's bundle gives c a version, each such document's move.to.version is one of
+//     them, as OLM parses it.
 func checkInvariant(t *testing.T, r client.Reader, d *approval.Decider, plan *v1alpha1.InstallPlan, v approval.Verdict) {
 	t.Helper()
 	if !v.Approvable {
 		return
 	}
-	o := &oracle{t: t, r: r, d: d, plan: plan}
+	rec := &recording{inner: d.Policies}
+	again := *d
+	again.Policies = rec
+	if v, err := again.Judge(context.Background(), plan); err != nil || !v.Approvable {
+		t.Fatalf("invariant: InstallPlan %s judged again is not approvable (%v): %s", plan.Name, err, v.WhyNot())
+	}
+	o := &oracle{t: t, r: r, d: d, plan: plan, evals: rec.evals}
+	o.stepsCreateTheirCSVs()
 	subs := o.subscriptions()
 	if !slices.ContainsFunc(subs, func(s v1alpha1.Subscription) bool {
 		return slices.Contains(plan.Spec.ClusterServiceVersionNames, s.Status.CurrentCSV)
@@ -49,17 +58,35 @@ func checkInvariant(t *testing.T, r client.Reader, d *approval.Decider, plan *v1
 		t.Fatalf("invariant: InstallPlan %s is approved, but no Subscription waits on it", plan.Name)
 	}
 	for _, c := range plan.Spec.ClusterServiceVersionNames {
-		docs := o.decisionsOn(c, subs)
-		o.replacedAreJudged(c, subs, docs)
-		o.versionsFromTheBundle(c, docs)
+		o.decisionsOn(c, subs)
+		o.movesAreJudged(c, subs)
 	}
 }
 
 type oracle struct {
-	t    *testing.T
-	r    client.Reader
-	d    *approval.Decider
-	plan *v1alpha1.InstallPlan
+	t     *testing.T
+	r     client.Reader
+	d     *approval.Decider
+	plan  *v1alpha1.InstallPlan
+	evals []evaluation
+}
+
+// evaluation is one document d evaluated while judging the plan, and whether it allowed.
+type evaluation struct {
+	doc     map[string]any
+	allowed bool
+}
+
+// recording is an Evaluator that remembers every evaluation.
+type recording struct {
+	inner approval.Evaluator
+	evals []evaluation
+}
+
+func (r *recording) Evaluate(ctx context.Context, doc map[string]any) *engine.Result {
+	res := r.inner.Evaluate(ctx, doc)
+	r.evals = append(r.evals, evaluation{doc: doc, allowed: res.Decision.Allowed})
+	return res
 }
 
 func (o *oracle) subscriptions() []v1alpha1.Subscription {
@@ -113,14 +140,13 @@ func (o *oracle) allowedDependency(sub *v1alpha1.Subscription, c string) *input.
 	return doc
 }
 
-// allowed fails unless doc's decision allows, its mode is Enforce, it is Manual and it has
-// the gate it needs.
+// allowed fails unless doc's mode is Enforce, it is Manual and it has the gate it needs (its
+// decisions are the moves', checked by movesAreJudged).
 func (o *oracle) allowed(doc *input.Document, c string, automatic, gateless bool) {
-	res := o.d.Policies.Evaluate(context.Background(), doc.Doc)
 	mode := approval.EffectiveMode(doc.Gate, o.d.Input.WithDefaults().DefaultMode)
-	if !res.Decision.Allowed || mode != tollgatev1alpha1.ModeEnforce || automatic || gateless {
-		o.t.Fatalf("invariant: InstallPlan %s is approved, but the decision of %s on %s is allowed=%v (%v), mode %s, automatic %v, gate %v",
-			o.plan.Name, doc.Subscription.Name, c, res.Decision.Allowed, approval.Standing(res.Decision), mode, automatic, !gateless)
+	if mode != tollgatev1alpha1.ModeEnforce || automatic || gateless {
+		o.t.Fatalf("invariant: InstallPlan %s is approved, but %s, which decides %s, has mode %s, automatic %v, gate %v",
+			o.plan.Name, doc.Subscription.Name, c, mode, automatic, !gateless)
 	}
 }
 
@@ -140,31 +166,95 @@ func (o *oracle) subscriptionSteps(c string) []*v1alpha1.Subscription {
 	return out
 }
 
-// replacedAreJudged checks 3 for c.
-func (o *oracle) replacedAreJudged(c string, subs []v1alpha1.Subscription, docs []*input.Document) {
-	for _, r := range o.replaced(c) {
-		csv := &v1alpha1.ClusterServiceVersion{}
-		if o.r.Get(context.Background(), types.NamespacedName{Namespace: o.plan.Namespace, Name: r}, csv) != nil {
-			continue
+// movesAreJudged checks 3 and 4 for c.
+func (o *oracle) movesAreJudged(c string, subs []v1alpha1.Subscription) {
+	starts := o.replaced(c)
+	for _, sub := range claimantsOf(subs, o.plan.Namespace, c) {
+		starts = append(starts, sub.Status.InstalledCSV)
+	}
+	froms := o.chains(starts)
+	if len(froms) == 0 {
+		froms = []string{""}
+	}
+	for _, from := range froms {
+		judged := o.judgedBy(c, from)
+		if len(judged) == 0 {
+			o.t.Fatalf("invariant: InstallPlan %s is approved, but no decision judged its move from %q to %s", o.plan.Name, from, c)
 		}
-		if csv.Labels[v1alpha1.CopiedFromLabel] != "" {
-			o.t.Fatalf("invariant: InstallPlan %s is approved, but %s replaces %s, a copy", o.plan.Name, c, r)
-		}
-		owned := false
 		for i := range subs {
-			if subs[i].Status.InstalledCSV == r {
+			if from != "" && (subs[i].Status.InstalledCSV == from || subs[i].Status.CurrentCSV == from) {
 				o.allowedSubscription(&subs[i], c)
-				owned = true
+				if !slices.Contains(judged, subs[i].Name) {
+					o.t.Fatalf("invariant: InstallPlan %s is approved, but Subscription %s, which owns %s, did not judge the move to %s", o.plan.Name, subs[i].Name, from, c)
+				}
 			}
-		}
-		if !owned && !slices.ContainsFunc(docs, func(doc *input.Document) bool { return madeOnCSV(doc, r) }) {
-			o.t.Fatalf("invariant: InstallPlan %s is approved, but %s replaces %s, which no decision judged", o.plan.Name, c, r)
 		}
 	}
 }
 
-func madeOnCSV(doc *input.Document, r string) bool {
-	return doc.Subscription.Status.InstalledCSV == r || (doc.ReplacedCSV != nil && doc.ReplacedCSV.Name == r)
+// chains are the existing CSVs each of starts leads to by spec.replaces, none of them a copy.
+func (o *oracle) chains(starts []string) []string {
+	var out []string
+	for _, r := range starts {
+		for r != "" && !slices.Contains(out, r) {
+			csv := &v1alpha1.ClusterServiceVersion{}
+			if o.r.Get(context.Background(), types.NamespacedName{Namespace: o.plan.Namespace, Name: r}, csv) != nil {
+				break
+			}
+			if csv.Labels[v1alpha1.CopiedFromLabel] != "" {
+				o.t.Fatalf("invariant: InstallPlan %s is approved, but it replaces %s, a copy", o.plan.Name, r)
+			}
+			out = append(out, r)
+			r = csv.Spec.Replaces
+		}
+	}
+	return out
+}
+
+// judgedBy are the Subscriptions whose documents judged the move from (""; nothing) to c of
+// this plan; each such evaluation must allow, with one of the bundle's versions for c.
+func (o *oracle) judgedBy(c, from string) []string {
+	given := map[string]bool{}
+	for _, v := range o.bundleVersions(c) {
+		if p, ok := policies.BundleVersion(v); ok {
+			given[p] = true
+		}
+	}
+	var out []string
+	for _, e := range o.evals {
+		move, _ := e.doc["move"].(map[string]any)
+		to, _ := move["to"].(map[string]any)
+		f, _ := move["from"].(map[string]any)
+		if move["installPlan"] != o.plan.Name || to["name"] != c || (f == nil) != (from == "") || (f != nil && f["name"] != from) {
+			continue
+		}
+		if !e.allowed {
+			o.t.Fatalf("invariant: InstallPlan %s is approved, but the decision on its move from %q to %s did not allow", o.plan.Name, from, c)
+		}
+		if v, _ := to["version"].(string); len(given) > 0 && !given[v] {
+			o.t.Fatalf("invariant: InstallPlan %s is approved, and the bundle gives %s the versions %v, but its move read %q", o.plan.Name, c, o.bundleVersions(c), v)
+		}
+		sub, _ := e.doc["subscription"].(map[string]any)
+		meta, _ := sub["metadata"].(map[string]any)
+		name, _ := meta["name"].(string)
+		out = append(out, name)
+	}
+	return out
+}
+
+// stepsCreateTheirCSVs checks the end of 2: a CSV step's resource and manifest name the CSV it
+// resolves, which the plan lists.
+func (o *oracle) stepsCreateTheirCSVs() {
+	for _, s := range o.plan.Status.Plan {
+		if s == nil || s.Resource.Kind != "ClusterServiceVersion" {
+			continue
+		}
+		var m v1alpha1.ClusterServiceVersion
+		_ = json.Unmarshal([]byte(s.Resource.Manifest), &m)
+		if !slices.Contains(o.plan.Spec.ClusterServiceVersionNames, s.Resolving) || s.Resource.Name != s.Resolving || (m.Name != "" && m.Name != s.Resolving) {
+			o.t.Fatalf("invariant: InstallPlan %s is approved, but a CSV step for %s creates %s (manifest %q)", o.plan.Name, s.Resolving, s.Resource.Name, m.Name)
+		}
+	}
 }
 
 // replaced are the CSVs the plan says c replaces.
@@ -198,24 +288,6 @@ func (o *oracle) csvSteps(c string) []v1alpha1.ClusterServiceVersion {
 	return out
 }
 
-// versionsFromTheBundle checks 4 for c.
-func (o *oracle) versionsFromTheBundle(c string, docs []*input.Document) {
-	given := o.bundleVersions(c)
-	if len(given) == 0 {
-		return
-	}
-	for _, doc := range docs {
-		if doc.Subscription.Status.CurrentCSV != c {
-			continue
-		}
-		versions, _ := doc.Doc["versions"].(map[string]any)
-		entry, _ := versions[c].(map[string]any)
-		if got, _ := entry["version"].(string); !slices.Contains(given, got) && !o.existingVersion(c, got) {
-			o.t.Fatalf("invariant: InstallPlan %s is approved, and the bundle gives %s the versions %v, but its decision read %q", o.plan.Name, c, given, got)
-		}
-	}
-}
-
 // bundleVersions are the versions the plan's bundle properties and CSV steps give c.
 func (o *oracle) bundleVersions(c string) []string {
 	var out []string
@@ -231,12 +303,6 @@ func (o *oracle) bundleVersions(c string) []string {
 		out = append(out, packageVersions(m.Annotations[v1alpha1.PropertiesAnnotation])...)
 	}
 	return out
-}
-
-// existingVersion says whether c exists with spec.version v (OLM's own record wins).
-func (o *oracle) existingVersion(c, v string) bool {
-	csv := &v1alpha1.ClusterServiceVersion{}
-	return o.r.Get(context.Background(), types.NamespacedName{Namespace: o.plan.Namespace, Name: c}, csv) == nil && csv.Spec.Version == v && v != ""
 }
 
 func packageVersions(props string) []string {

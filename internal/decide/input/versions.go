@@ -11,7 +11,7 @@ import (
 // installed and replaced CSVs, the bundle version and where it was read, from the first place
 // that says it: the CSV itself (spec.version), a pending plan (its bundle lookup's or CSV
 // step's olm.package property, its CSV step's spec.version), the PackageManifest (a channel
-// entry, a channel head's currentCSVDesc). OLM never derives a version from a CSV's name, and
+// entry, a channel head's currentCSVDesc), the referenced plan before the others. OLM never derives a version from a CSV's name, and
 // neither does this: a policy that falls back on the name says so.
 func (st *state) versions() map[string]any {
 	sub := st.sub.(*v1alpha1.Subscription)
@@ -47,8 +47,8 @@ func (st *state) versionOf(name string, csv *v1alpha1.ClusterServiceVersion) (v1
 	if csv != nil && csv.Spec.Version != "" {
 		return v1alpha1.SourcedVersion{Version: csv.Spec.Version, From: fmt.Sprintf("ClusterServiceVersion %s spec.version", name)}, true
 	}
-	for i := range st.pending {
-		if vs := st.pending[i].FactsOf(name).Versions; len(vs) > 0 {
+	for _, plan := range st.plans() {
+		if vs := plan.FactsOf(name).Versions; len(vs) > 0 {
 			return vs[0], true
 		}
 	}
@@ -72,4 +72,20 @@ func packageVersion(pkg *packagesv1.PackageManifest, name string) (v1alpha1.Sour
 		}
 	}
 	return v1alpha1.SourcedVersion{}, false
+}
+
+// plans are the pending plans, the one the Subscription references first: its move is that
+// plan's, so its versions are read from that plan before any other.
+func (st *state) plans() []*v1alpha1.InstallPlan {
+	var out []*v1alpha1.InstallPlan
+	ref, _ := st.plan.(*v1alpha1.InstallPlan)
+	if ref != nil {
+		out = append(out, ref)
+	}
+	for i := range st.pending {
+		if ref == nil || st.pending[i].Name != ref.Name {
+			out = append(out, &st.pending[i])
+		}
+	}
+	return out
 }
