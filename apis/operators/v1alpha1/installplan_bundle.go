@@ -3,7 +3,9 @@ package v1alpha1
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 )
 
@@ -106,7 +108,7 @@ func (f *BundleFacts) addStep(where string, s *Step, csv string) {
 		d, err := s.dependency()
 		switch {
 		case err != nil:
-			f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s (a Subscription step): %v", where, err))
+			f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s (a Subscription step): %v", where, readable(err)))
 		case d != nil:
 			f.Dependencies = append(f.Dependencies, *d)
 			f.Packages = append(f.Packages, d.Package)
@@ -122,7 +124,7 @@ func (f *BundleFacts) addCSVManifest(where, manifest string) {
 	}
 	var m CSVManifest
 	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
-		f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s.resource.manifest (the CSV step): %v", where, err))
+		f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s.resource.manifest (the CSV step): %v", where, readable(err)))
 		return
 	}
 	if m.Kind == UnpackedReferenceKind {
@@ -167,7 +169,7 @@ func (f *BundleFacts) addProperties(where, doc string) {
 		} `json:"properties"`
 	}
 	if err := json.Unmarshal([]byte(doc), &props); err != nil {
-		f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s: %v", where, err))
+		f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s: %v", where, readable(err)))
 		return
 	}
 	for _, p := range props.Properties {
@@ -179,7 +181,7 @@ func (f *BundleFacts) addProperties(where, doc string) {
 			Version string `json:"version"`
 		}
 		if err := json.Unmarshal(p.Value, &v); err != nil {
-			f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s: property %s: %v", where, PackageProperty, err))
+			f.Unreadable = append(f.Unreadable, fmt.Sprintf("%s: property %s: %v", where, PackageProperty, readable(err)))
 			continue
 		}
 		if v.Package != "" {
@@ -225,7 +227,7 @@ func (s *Step) dependency() (*Dependency, error) {
 	}
 	sub := &Subscription{}
 	if err := json.Unmarshal([]byte(s.Resource.Manifest), sub); err != nil {
-		return nil, fmt.Errorf("manifest does not parse: %w", err)
+		return nil, fmt.Errorf("manifest does not parse: %v", readable(err))
 	}
 	switch {
 	case sub.Spec == nil || sub.Spec.Package == "":
@@ -273,4 +275,33 @@ func manifestName(manifest string) string {
 		return ""
 	}
 	return m.Metadata.Name
+}
+
+// readable is a JSON decoding error said in the document's terms: a value of the wrong type
+// names the field and the JSON types, never a Go type.
+func readable(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "the document"
+		}
+		return fmt.Sprintf("%s is a JSON %s, where %s is expected", field, te.Value, jsonKind(te.Type.Kind()))
+	}
+	return err.Error()
+}
+
+// jsonKind is the JSON type a Go kind decodes from.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Bool:
+		return "a boolean"
+	}
+	return "a number"
 }

@@ -122,7 +122,8 @@ func (b Blocker) why() string {
 	case BlockAudit:
 		return "is in Audit mode"
 	case BlockAutomatic:
-		return "approves automatically"
+		ns, name, _ := strings.Cut(b.Subscription, "/")
+		return fmt.Sprintf("is Automatic, but this plan is Manual (OLM makes every plan of a namespace Manual when one of its Subscriptions is), so nobody will approve it; make it Manual so that Tollgate gates it: kubectl patch subscription -n %s %s --type merge -p '{\"spec\":{\"installPlanApproval\":\"Manual\"}}'", ns, name)
 	}
 	return b.Reason
 }

@@ -41,6 +41,8 @@ var moveCases = []planCase{
 		state: upgrade("etcd.v1.0.0", "etcd.v1.0.1", csvStep("other.v1.0.0", "other.v1.0.0", "1.0.0")), held: "which spec.clusterServiceVersionNames does not list"},
 	{name: "an unpacked bundle reference replaces a not-upgradeable operator",
 		state: bundled(withOwner(ownerNotUpgradeable), unpackedReference("delta.v1.0.0", "delta.v0.9.0")), held: "OperatorNotUpgradeable"},
+	{name: "a manifest's value of the wrong type is said in JSON's terms",
+		state: upgrade("etcd.v1.0.0", "etcd.v1.0.1", numericVersionStep), held: "spec.version is a JSON number, where a string is expected"},
 	{name: "an unpacked bundle reference without properties cannot be read",
 		state: bundled(unpackedReference("delta.v1.0.0", "")), held: "carries no properties"},
 }
@@ -160,4 +162,14 @@ func unpackedReference(csv, replaces string) edit {
 			p.Status.BundleLookups = nil
 		})
 	}
+}
+
+// numericVersionStep adds the upgrade's CSV step with spec.version a number.
+func numericVersionStep(t *testing.T, snap *snapshot.Snapshot) {
+	editPlan(t, snap, func(p *v1alpha1.InstallPlan) {
+		csv := p.Spec.ClusterServiceVersionNames[0]
+		p.Status.Plan = append(p.Status.Plan, &v1alpha1.Step{Resolving: csv, Status: "Unknown", Resource: v1alpha1.StepResource{
+			Group: "operators.coreos.com", Version: "v1alpha1", Kind: "ClusterServiceVersion", Name: csv,
+			Manifest: `{"metadata":{"name":"` + csv + `"},"spec":{"version":101}}`}})
+	})
 }
