@@ -57,11 +57,16 @@ test_a_subscription_document_is_not_judged_here if {
 	r.decision.denials[0].lift[1].text == "or an admin waives it for this Subscription, with a reason (add \"expires\" to make it temporary):"
 }
 
-test_an_extension_document_is_judged_by_this_package_and_the_packs_only if {
+test_an_extension_document_is_judged_by_this_package_the_packs_and_admin_packages if {
 	doc := f.with_extension_patch({"installed": null})
 	r := main.result with input as doc with data.tollgate.custom.deny as {{"code": "Custom", "message": "m"}} with data.tollgate.packs as {"p": {"deny": {{"code": "PackHold", "message": "held"}}}}
-	{d.code | some d in r.decision.denials} == {"ExtensionNotInstalled", "PackHold"}
-	{d.package | some d in r.decision.denials} == {"tollgate.extension", "tollgate.packs.p"}
+	{d.code | some d in r.decision.denials} == {"ExtensionNotInstalled", "PackHold", "Custom"}
+	{d.package | some d in r.decision.denials} == {"tollgate.extension", "tollgate.packs.p", "tollgate.custom"}
+}
+
+test_the_subscription_denials_do_not_judge_an_extension if {
+	doc := f.with_extension_patch({"installed": null})
+	count(data.tollgate.upgrade.deny) == 0 with input as doc
 }
 
 test_a_malformed_extension_deny_is_a_policy_error if {

@@ -85,19 +85,14 @@ allowed if count(standing) == 0
 # data.tollgate.packs.<name>.deny, so only those rules are evaluated (walking data.tollgate would
 # evaluate this package too, a recursion). Each denial keeps the package it came from. A `deny`
 # anywhere else is refused when the policies load (the engine checks every module's rules), so
-# no deny rule is silently ignored. An extension document is judged by tollgate.extension and
-# the packs only: the other embedded packages judge a Subscription (tollgate.extension's rules
-# contribute nothing to a Subscription document: each checks the document's kind).
+# no deny rule is silently ignored. Every package judges both document kinds, through the move
+# they share (input.move); the embedded packages that judge only one kind check the document's
+# kind (tollgate.upgrade judges a Subscription, tollgate.extension a ClusterExtension), so an
+# admin's package judges OLM v1's pins as it judges OLM v0's plans.
 
 _collected contains _entry(sprintf("tollgate.%s", [name]), d) if {
-	not _extension_document
 	some name
 	some d in data.tollgate[name].deny
-}
-
-_collected contains _entry("tollgate.extension", d) if {
-	_extension_document
-	some d in data.tollgate.extension.deny
 }
 
 _collected contains _entry(sprintf("tollgate.packs.%s", [name]), d) if {
@@ -108,15 +103,8 @@ _collected contains _entry(sprintf("tollgate.packs.%s", [name]), d) if {
 # A deny that is not a collection (a string, a number, a boolean) has no elements to iterate:
 # it would never deny, silently. It is a PolicyError instead.
 _collected contains _not_a_set(sprintf("tollgate.%s", [name]), ds) if {
-	not _extension_document
 	some name
 	ds := data.tollgate[name].deny
-	not _collection(ds)
-}
-
-_collected contains _not_a_set("tollgate.extension", ds) if {
-	_extension_document
-	ds := data.tollgate.extension.deny
 	not _collection(ds)
 }
 

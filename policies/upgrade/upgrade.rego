@@ -118,6 +118,7 @@ _olm_override_remedy := lib.remedy(
 # custom:
 #   code: OperatorNotUpgradeable
 deny contains denial if {
+	not lib.extension_document
 	o := _override_upgradeable
 	o.status != "True"
 	denial := lib.explained(
@@ -133,6 +134,7 @@ deny contains denial if {
 # custom:
 #   code: OperatorNotUpgradeable
 deny contains denial if {
+	not lib.extension_document
 	c := _reported_upgradeable
 	c.status == "False"
 	not _reported_stale
@@ -152,6 +154,7 @@ deny contains denial if {
 # custom:
 #   code: OperatorConditionStale
 deny contains denial if {
+	not lib.extension_document
 	_reported_stale
 	c := _reported_upgradeable
 	observed := object.get(c, "observedGeneration", 0)
@@ -174,6 +177,7 @@ deny contains denial if {
 # custom:
 #   code: OperatorConditionStale
 deny contains denial if {
+	not lib.extension_document
 	not _reported_upgradeable
 	not _override_upgradeable
 	s := lib.condition(_spec_conditions, "Upgradeable")
@@ -206,6 +210,7 @@ _upgrading_why := {"facts": [_override_fact(o)], "lift": [_override_remedy("Upgr
 # custom:
 #   code: OperatorUpgrading
 deny contains denial if {
+	not lib.extension_document
 	_upgrading.status == "True"
 	denial := lib.explained(
 		rego.metadata.rule(),
@@ -224,6 +229,7 @@ deny contains denial if {
 # custom:
 #   code: OperatorDegraded
 deny contains denial if {
+	not lib.extension_document
 	h := health.hold("Degraded", _installed)
 	denial := lib.explained(rego.metadata.rule(), h.message, h.facts, h.lift)
 }
@@ -233,6 +239,7 @@ deny contains denial if {
 # custom:
 #   code: OperatorProgressing
 deny contains denial if {
+	not lib.extension_document
 	h := health.hold("Progressing", _installed)
 	denial := lib.explained(rego.metadata.rule(), h.message, h.facts, h.lift)
 }
@@ -263,6 +270,7 @@ _repoint_source(text) := lib.remedy(
 # custom:
 #   code: CatalogSourceUnhealthy
 deny contains denial if {
+	not lib.extension_document
 	_source == null
 	denial := lib.explained(
 		rego.metadata.rule(),
@@ -280,6 +288,7 @@ deny contains denial if {
 # custom:
 #   code: CatalogSourceUnhealthy
 deny contains denial if {
+	not lib.extension_document
 	_source != null
 	_source_state != "READY"
 	denial := lib.explained(
@@ -324,6 +333,7 @@ _connection_detail(format, key) := sprintf(format, [value]) if {
 # custom:
 #   code: CatalogSourceInvalid
 deny contains denial if {
+	not lib.extension_document
 	_source != null
 
 	# The global catalog namespace first: most source catalogs live there, where one comparison
@@ -352,6 +362,7 @@ deny contains denial if {
 # custom:
 #   code: CatalogSourceInvalid
 deny contains denial if {
+	not lib.extension_document
 	_source != null
 	found := catalogsource.source_violations
 	found != set()
@@ -381,6 +392,7 @@ deny contains denial if {
 # custom:
 #   code: InstalledCSVMissing
 deny contains denial if {
+	not lib.extension_document
 	lib.installed_csv_name != ""
 	input.installedCSV == null
 	denial := lib.explained(
@@ -410,6 +422,7 @@ _groups := object.get(input, "operatorGroups", [])
 # custom:
 #   code: TooManyOperatorGroups
 deny contains denial if {
+	not lib.extension_document
 	count(_groups) > 1
 	names := [lib.name(g) | some g in _groups]
 	denial := lib.explained(
@@ -441,6 +454,7 @@ deny contains denial if {
 # custom:
 #   code: InstallPlanIncludesBlockedOperator
 deny contains denial if {
+	not lib.extension_document
 	some peer in object.get(input, "installPlanPeers", [])
 	_peer_blocks(peer)
 	why := _peer_why(peer)
