@@ -85,6 +85,16 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	r.reportDeniedAdmitted(gate, out, gatestatus.DeniedBundleAdmitted(out, gate.Generation))
 	move := r.nextPin(gate, ext, out)
 	if move.write {
+		// The pin owned is the gate's status.pin, which this manager may have just written: the
+		// cache can trail it, and a pin decided on a stale status would take back Tollgate's own.
+		fresh := &tollgatev1alpha1.ExtensionGate{}
+		if err := r.APIReader.Get(ctx, req.NamespacedName, fresh); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		gate = fresh
+		move = r.nextPin(gate, ext, out)
+	}
+	if move.write {
 		if err := r.setPin(ctx, ext, move, out); err != nil {
 			return ctrl.Result{}, err
 		}

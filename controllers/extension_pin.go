@@ -57,7 +57,7 @@ func (r *ExtensionReconciler) nextPin(gate *tollgatev1alpha1.ExtensionGate, ext 
 	case !owned:
 		msg := fmt.Sprintf("spec.source.catalog.version was %q, which Tollgate did not set (its pin: %q, in this gate's status); Tollgate set it back to %s", current, gate.Status.Pin, out.Target)
 		return pinMove{pin: out.Target, write: true, owned: true, reason: "Reclaimed", message: msg, event: "PinReclaimed", tookBack: &current}
-	case out.Pinned != nil && !out.Pinned.Allowed && current != out.Target:
+	case out.Pinned != nil && withdrawable(*out.Pinned) && current != out.Target:
 		msg := fmt.Sprintf("Tollgate's pin %s is not installed yet and %s; Tollgate set it back to %s", current, notAllowedWhole(*out.Pinned), out.Target)
 		return pinMove{pin: out.Target, write: true, owned: true, reason: "Withdrawn", message: msg, event: "PinWithdrawn"}
 	case below(out.Installed, current):
@@ -83,6 +83,14 @@ func keptPin(current string, out pin.Outcome) pinMove {
 	return pinMove{pin: current, owned: true, reason: "Pinned", message: fmt.Sprintf("pinned at %s; no successor within the gate's range and channels%s", current, refused(out))}
 }
 
+// withdrawable says whether Tollgate takes back its own pin v, not yet installed: OLM v1 would
+// install nothing for it, or the policies reject one of its bundles for more than the
+// extension being unsettled, which every pin not yet installed is (pin.Unsettled): the catalog
+// deprecated it, a policy no longer allows it, a bundle appeared that is not allowed.
+func withdrawable(v pin.Version) bool {
+	return len(v.Bundles) == 0 || len(v.Rejected()) > 0
+}
+
 // notAllowedWhole says why a version is not a pin Tollgate keeps.
 func notAllowedWhole(v pin.Version) string {
 	switch {
@@ -91,7 +99,7 @@ func notAllowedWhole(v pin.Version) string {
 	case len(v.Bundles) == 0:
 		return "OLM v1 would install no bundle for it"
 	}
-	return fmt.Sprintf("the policies no longer allow %s", gatestatus.BundleNames(v.Denied()))
+	return fmt.Sprintf("the policies no longer allow %s", gatestatus.BundleNames(v.Rejected()))
 }
 
 // refused says which versions above the pin OLM v1 refuses to install (catalogs of the same

@@ -16,9 +16,17 @@ import (
 )
 
 func judged(catalog, bundle string, allowed bool) pin.Judged {
-	res := &engine.Result{Decision: engine.Decision{Allowed: allowed}}
-	if !allowed {
-		res.Decision.Denials = []engine.Denial{{Denial: tollgatev1alpha1.Denial{Code: "VersionNotAllowed", Message: "no"}}}
+	if allowed {
+		return judgedWith(catalog, bundle)
+	}
+	return judgedWith(catalog, bundle, "VersionNotAllowed")
+}
+
+// judgedWith is a decision on bundle with standing denials of codes (allowed without any).
+func judgedWith(catalog, bundle string, codes ...string) pin.Judged {
+	res := &engine.Result{Decision: engine.Decision{Allowed: len(codes) == 0}}
+	for _, c := range codes {
+		res.Decision.Denials = append(res.Decision.Denials, engine.Denial{Denial: tollgatev1alpha1.Denial{Code: c, Message: "no"}})
 	}
 	return pin.Judged{Candidate: &input.ExtensionCandidate{Catalog: catalog, Bundle: fbc.Bundle{Name: bundle}}, Result: res}
 }
@@ -63,6 +71,9 @@ func TestNextPin(t *testing.T) {
 			"Withdrawn", "1.0.0", true},
 		{"Tollgate's pin not yet installed and still allowed stays", "1.1.0", extensionAt("1.0.0", "1.1.0", ""),
 			pin.Outcome{Installed: "1.0.0", Target: "1.1.0", Head: allowedHead, Pinned: &pin.Version{Version: "1.1.0", Allowed: true, Bundles: []pin.Judged{judged("a", "p.v1.1.0", true)}}},
+			"Upgrading", "1.1.0", false},
+		{"Tollgate's pin not yet installed stays while OLM v1 works on it (the move is held by its progress alone)", "1.1.0", extensionAt("1.0.0", "1.1.0", ""),
+			pin.Outcome{Installed: "1.0.0", Target: "1.0.0", Head: allowedHead, Pinned: &pin.Version{Version: "1.1.0", Bundles: []pin.Judged{judgedWith("a", "p.v1.1.0", "ExtensionProgressing", "OperatorProgressing")}}},
 			"Upgrading", "1.1.0", false},
 		{"a denied same-version bundle is unexcludable, not held", "1.0.0", extensionAt("1.0.0", "1.0.0", ""),
 			pin.Outcome{Installed: "1.0.0", Target: "1.0.0", Unexcludable: []pin.Judged{judged("a", "p-rebuilt.v1.0.0", false)}, Head: judged("a", "p-rebuilt.v1.0.0", false)},

@@ -101,6 +101,12 @@ func TestAPinAdmitsOnlyWhatWasJudged(t *testing.T) {
 		assert.Equal(t, []string{"a/p-rebuilt.v1.0.0"}, judgedNames(out.Unexcludable))
 		assert.Equal(t, "a/p-rebuilt.v1.0.0", judgedNames([]pin.Judged{out.Head})[0])
 	})
+	t.Run("a bundle of the installed version held only because OLM v1 is not settled is not unexcludable", func(t *testing.T) {
+		f := world(t, "p.v1.0.0@1.0.0", "1.0.0", cat{name: "a", lines: []string{b("p.v1.0.0", "1.0.0"), b("p.v1.0.0+1", "1.0.0+1")}})
+		ev := allowing("a/p.v1.0.0+1")
+		ev.code = "ExtensionProgressing"
+		assert.Empty(t, pin.Decide(ctx, f, ev).Unexcludable)
+	})
 	t.Run("a same-version bundle of a higher-priority catalog is judged at the held pin", func(t *testing.T) {
 		f := world(t, "p.v1.0.0@1.0.0", "1.0.0", cat{name: "a", lines: []string{b("p.v1.0.0", "1.0.0")}},
 			cat{name: "b", priority: 5, lines: []string{b("p.v1.0.0", "1.0.0+vendor")}})

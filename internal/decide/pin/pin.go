@@ -12,6 +12,7 @@ package pin
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/tollgate-dev/tollgate/engine"
@@ -73,6 +74,27 @@ func (v Version) Denied() []Judged {
 	return out
 }
 
+// Unsettled are the denial codes that say the extension itself is not settled, whatever the
+// bundle: OLM v1 is working on it (every pin not yet installed meets this), its operands roll,
+// its catalogs cannot be read. They hold a move, but neither withdraw a pin OLM v1 is working
+// on nor make a bundle of the installed version one the policies reject.
+var Unsettled = []string{"ExtensionProgressing", "OperatorProgressing", "CatalogNotServing", "CatalogUnreadable"}
+
+// Rejected are the bundles of v the policies reject for more than the extension being
+// unsettled: a standing denial whose code is not Unsettled, or no allowance and no denial.
+func (v Version) Rejected() []Judged {
+	var out []Judged
+	for _, j := range v.Bundles {
+		d := j.Result.Decision
+		if !d.Allowed && (d.BlockedBy() == "" || slices.ContainsFunc(d.Denials, func(den engine.Denial) bool {
+			return !den.Overridden && !slices.Contains(Unsettled, den.Code)
+		})) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
 // Outcome is the decision on the pin.
 type Outcome struct {
 	// Installed is the installed version; "" when nothing is installed.
@@ -87,8 +109,9 @@ type Outcome struct {
 	// Pinned is the ClusterExtension's current pin decided, when it is an exact version other
 	// than the installed one; nil otherwise.
 	Pinned *Version
-	// Unexcludable are denied bundles that the pin Target admits and no exact pin can exclude:
-	// bundles of the installed version OLM v1 could install, while no successor is allowed.
+	// Unexcludable are rejected bundles (Version.Rejected) that the pin Target admits and no
+	// exact pin can exclude: bundles of the installed version OLM v1 could install, while the
+	// pin is at the installed version and no successor is allowed.
 	Unexcludable []Judged
 	// Refused are versions above Target that OLM v1 refuses to install: catalogs of the same
 	// priority serve them (Version.Ambiguous).
@@ -126,10 +149,10 @@ func Decide(ctx context.Context, f Facts, ev Evaluator) Outcome {
 	if len(f.CatalogErrors) == 0 && len(out.Versions) > 0 && out.Versions[len(out.Versions)-1].Allowed {
 		out.Target = out.Versions[len(out.Versions)-1].Version
 	}
-	if out.Target == out.Installed {
-		out.Unexcludable = out.Kept.Denied()
-	}
 	out.Pinned = r.pinned(out.Versions)
+	if out.Target == out.Installed && out.Pinned == nil {
+		out.Unexcludable = out.Kept.Rejected()
+	}
 	out.Head = f.head(ctx, ev, out)
 	return out
 }

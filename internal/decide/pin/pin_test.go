@@ -196,8 +196,10 @@ func gateAllows(f pin.Facts, v string) bool {
 type recorder struct {
 	allow map[string]bool
 	deny  []string
-	mu    sync.Mutex
-	seen  map[string]bool
+	// code is the denials' code; "" means Random.
+	code string
+	mu   sync.Mutex
+	seen map[string]bool
 }
 
 func (r *recorder) Evaluate(_ context.Context, doc map[string]any) *engine.Result {
@@ -215,7 +217,11 @@ func (r *recorder) Evaluate(_ context.Context, doc map[string]any) *engine.Resul
 	}
 	res := &engine.Result{Decision: engine.Decision{Allowed: allowed}}
 	if !res.Decision.Allowed {
-		res.Decision.Denials = []engine.Denial{{Denial: tollgatev1alpha1.Denial{Code: "Random", Message: "held"}}}
+		code := r.code
+		if code == "" {
+			code = "Random"
+		}
+		res.Decision.Denials = []engine.Denial{{Denial: tollgatev1alpha1.Denial{Code: code, Message: "held"}}}
 	}
 	return res
 }
