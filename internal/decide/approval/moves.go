@@ -131,6 +131,7 @@ func (s *session) judgeMoves(ctx context.Context, plan *v1alpha1.InstallPlan, to
 	}
 	var out []Blocker
 	for _, d := range deciders {
+		denied := len(out)
 		for _, from := range froms {
 			res := s.d.Policies.Evaluate(ctx, moveDoc(d.m.doc.Doc, plan, from, to, d.peers))
 			if res.Decision.Allowed {
@@ -145,6 +146,9 @@ func (s *session) judgeMoves(ctx context.Context, plan *v1alpha1.InstallPlan, to
 			}
 			out = append(out, b)
 		}
+		if len(out) == denied && d.unfit != nil {
+			out = append(out, *d.unfit)
+		}
 	}
 	return out
 }
@@ -157,6 +161,9 @@ type decider struct {
 	peers      []any // the plan's other operators, for a claimant; nil otherwise
 	dependency bool
 	owns       bool // an owner of the CSV replaced, not a claimant
+	// unfit says why it cannot let a plan through whatever its decision (no gate, Audit,
+	// Automatic); reported when its decisions do not hold the plan already.
+	unfit *Blocker
 }
 
 func installedOf(m *member) string { return m.doc.Subscription.Status.InstalledCSV }
@@ -199,9 +206,9 @@ func (s *session) fromEnds(ctx context.Context, ns string, chain []*v1alpha1.Clu
 	return out, nil
 }
 
-// ownerDeciders are the Subscriptions that own a CSV of chain and are not among judged, with
-// a blocker for each that cannot let a plan through whatever its decision (no gate, Audit,
-// Automatic).
+// ownerDeciders are the Subscriptions that own a CSV of chain and are not among judged, each
+// with why it cannot let a plan through whatever its decision (unfit), and a blocker for one
+// that does not exist.
 func (s *session) ownerDeciders(ctx context.Context, plan *v1alpha1.InstallPlan, csv string, chain []*v1alpha1.ClusterServiceVersion, judged map[types.NamespacedName]bool) ([]decider, []Blocker, error) {
 	var out []decider
 	var blockers []Blocker
@@ -222,10 +229,12 @@ func (s *session) ownerDeciders(ctx context.Context, plan *v1alpha1.InstallPlan,
 			}
 			if b != nil {
 				b.Replaces = c.Name
+			}
+			if m == nil {
 				blockers = append(blockers, *b)
 				continue
 			}
-			out = append(out, decider{key: key, m: m, owns: true})
+			out = append(out, decider{key: key, m: m, owns: true, unfit: b})
 		}
 	}
 	return out, blockers, nil

@@ -131,9 +131,10 @@ func nonNil(bs ...*Blocker) []Blocker {
 	return out
 }
 
-// deciders are the Subscriptions whose documents judge the moves to csv, with the blockers of
-// those that cannot let a plan through whatever their decision: every claimant (Manual, with a
-// gate in Enforce mode), or, with none, the dependency the plan subscribes to (Enforce).
+// deciders are the Subscriptions whose documents judge the moves to csv, each with why it
+// cannot let a plan through whatever its decision (unfit): every claimant (it must be Manual,
+// with a gate in Enforce mode), or, with none, the dependency the plan subscribes to (Enforce).
+// A claimant that does not exist is a blocker.
 func (s *session) deciders(ctx context.Context, plan *v1alpha1.InstallPlan, csv string, subs []*v1alpha1.Subscription, facts *v1alpha1.BundleFacts) ([]decider, []Blocker, error) {
 	if len(subs) == 0 {
 		if len(facts.Dependencies) == 0 {
@@ -145,7 +146,7 @@ func (s *session) deciders(ctx context.Context, plan *v1alpha1.InstallPlan, csv 
 		}
 		d := decider{key: client.ObjectKeyFromObject(m.doc.Subscription), m: m, dependency: true}
 		if s.d.Mode(m.doc.Gate) != tollgatev1alpha1.ModeEnforce {
-			return nil, []Blocker{{CSV: csv, Subscription: d.key.String(), Dependency: true, Reason: BlockAudit}}, nil
+			d.unfit = &Blocker{CSV: csv, Subscription: d.key.String(), Dependency: true, Reason: BlockAudit}
 		}
 		return []decider{d}, nil, nil
 	}
@@ -157,7 +158,7 @@ func (s *session) deciders(ctx context.Context, plan *v1alpha1.InstallPlan, csv 
 		if err != nil {
 			return nil, nil, err
 		}
-		if b != nil {
+		if m == nil {
 			blockers = append(blockers, *b)
 			continue
 		}
@@ -165,7 +166,7 @@ func (s *session) deciders(ctx context.Context, plan *v1alpha1.InstallPlan, csv 
 		if err != nil {
 			return nil, nil, err
 		}
-		out = append(out, decider{key: key, m: m, peers: peers})
+		out = append(out, decider{key: key, m: m, peers: peers, unfit: b})
 	}
 	return out, blockers, nil
 }
