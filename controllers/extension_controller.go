@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -99,10 +100,27 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.writeStatus(ctx, gate, ext, facts, out, move); err != nil {
+	if err := r.recordStatus(ctx, gate, ext, facts, out, move); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: r.requeueAfter(out)}, nil
+}
+
+// recordStatus writes the gate's status. Once a pin is set, its record (status.pin) must
+// follow, or the next decision would take Tollgate's own pin back as someone else's: a write
+// that meets a newer gate is made again on it.
+func (r *ExtensionReconciler) recordStatus(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, facts pin.Gathered, out pin.Outcome, move pinMove) error {
+	err := r.writeStatus(ctx, gate, ext, facts, out, move)
+	if err == nil || !move.write || !apierrors.IsConflict(err) {
+		return err
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		fresh := &tollgatev1alpha1.ExtensionGate{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(gate), fresh); err != nil {
+			return err
+		}
+		return r.writeStatus(ctx, fresh, ext, facts, out, move)
+	})
 }
 
 func (r *ExtensionReconciler) now() time.Time {
