@@ -2,6 +2,7 @@ package olmv1
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -112,22 +113,33 @@ func TestDegradedOperandHolds(t *testing.T) {
 	w.waitInstalled(pkgName, "1.1.0")
 }
 
-// TestCatalogNotServingHolds: a selected catalog catalogd does not serve holds every upgrade:
-// its content, which OLM v1 could install from, cannot be read.
+// TestCatalogNotServingHolds: a selected catalog catalogd does not serve (its image cannot be
+// pulled) holds every upgrade: its content, which OLM v1 could install from, cannot be read,
+// and OLM v1 itself resolves nothing while it is selected. An Unavailable catalog is another
+// matter: OLM v1 ignores it, and so does Tollgate (TestUnavailableCatalogIsIgnored).
 func TestCatalogNotServingHolds(t *testing.T) {
 	w := gatedWorld(t, "catalog")
-	w.setAvailability(catalogName, "Unavailable")
-	w.waitFor(clusterCatalogKind, catalogName, "not Serving", func(u *unstructured.Unstructured) bool {
-		c := condition(u, "Serving")
-		return c != nil && c.Status != metav1.ConditionTrue
-	})
+	w.create(clusterCatalog("unserved", strings.Replace(w.registry.catalogRef(), ":"+catalogTag, ":absent", 1)))
+	w.selectEveryCatalog(pkgName)
 
 	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
-	w.waitGate(pkgName, "held: the catalog is not Serving", both(heldBy("CatalogNotServing"), pinOwned("Held")))
+	w.waitGate(pkgName, "held: a selected catalog is not Serving", both(heldBy("CatalogNotServing"), pinOwned("Held")))
 	w.stillPinned(pkgName, "1.0.0")
-	w.fixture("catalog-not-serving-held", "the ClusterCatalog is Unavailable: every upgrade of tollgate-demo holds")
+	w.fixture("catalog-not-serving-held", "a selected ClusterCatalog is not served (its image cannot be pulled): every upgrade of tollgate-demo holds")
 
-	w.setAvailability(catalogName, "Available")
+	w.delete(clusterCatalogKind, "unserved")
+	w.waitInstalled(pkgName, "1.1.0")
+}
+
+// TestUnavailableCatalogIsIgnored: a second catalog an admin set Unavailable holds nothing, as
+// OLM v1 ignores it.
+func TestUnavailableCatalogIsIgnored(t *testing.T) {
+	w := gatedWorld(t, "catalog")
+	w.create(clusterCatalog("switched-off", w.registry.catalogRef()))
+	w.setAvailability("switched-off", "Unavailable")
+	w.selectEveryCatalog(pkgName)
+
+	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
 	w.waitInstalled(pkgName, "1.1.0")
 }
 

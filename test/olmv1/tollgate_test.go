@@ -15,6 +15,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -250,6 +251,22 @@ func (w *world) republish(dir string) string {
 			conditionIs(u, "Serving", metav1.ConditionTrue, "Available")
 	})
 	return ref
+}
+
+// selectEveryCatalog removes the ClusterExtension name's catalog selector: every ClusterCatalog
+// is selected.
+func (w *world) selectEveryCatalog(name string) {
+	w.t.Helper()
+	u := w.get(clusterExtensionKind, name)
+	before := u.DeepCopy()
+	unstructured.RemoveNestedField(u.Object, "spec", "source", "catalog", "selector")
+	require.NoError(w.t, w.c.Patch(w.ctx, u, client.MergeFrom(before)))
+}
+
+// delete deletes the object name of kind.
+func (w *world) delete(kind schema.GroupVersionKind, name string) {
+	w.t.Helper()
+	require.NoError(w.t, client.IgnoreNotFound(w.c.Delete(w.ctx, newObject(kind, name))))
 }
 
 // setAvailability sets the ClusterCatalog name's spec.availabilityMode.
