@@ -3,9 +3,13 @@ package approval_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +20,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/decide/approval"
 	"github.com/tollgate-dev/tollgate/internal/decide/input"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // checkInvariant fails t when v approves plan and the safety invariant does not hold: every
@@ -324,4 +329,39 @@ func packageVersions(props string) []string {
 		}
 	}
 	return out
+}
+
+// TestTheInvariantHoldsOnEveryCorpus judges every plan of every state real OLM wrote
+// (test/testdata/olm), every decoy and agreement state, with the embedded policies and with
+// every pack at its defaults, and checks the invariant on each verdict.
+func TestTheInvariantHoldsOnEveryCorpus(t *testing.T) {
+	var files []string
+	for _, dir := range []string{"olm", "decoys", "agreement", "snapshots"} {
+		found, err := filepath.Glob(repo.Path("test", "testdata", dir, "*.yaml"))
+		require.NoError(t, err)
+		files = append(files, found...)
+	}
+	require.NotEmpty(t, files)
+	packs := []string{"version", "freeze", "window", "soak", "firstinstall"}
+	approved := 0
+	for _, file := range files {
+		for _, ps := range [][]string{nil, packs} {
+			t.Run(fmt.Sprintf("%s/packs=%d", filepath.Base(file), len(ps)), func(t *testing.T) {
+				snap := gated(t, file)
+				d := &approval.Decider{Reader: snap, Policies: casePolicies(t, ps, nil), Now: func() time.Time { return caseNow }}
+				var plans v1alpha1.InstallPlanList
+				require.NoError(t, snap.List(context.Background(), &plans))
+				for i := range plans.Items {
+					v, err := d.Judge(context.Background(), &plans.Items[i])
+					require.NoError(t, err)
+					checkInvariant(t, snap, d, &plans.Items[i], v)
+					if v.Approvable {
+						approved++
+					}
+				}
+			})
+		}
+	}
+	t.Logf("%d files, %d approved plans checked", len(files), approved)
+	require.Positive(t, approved, "the corpus approves no plan: the invariant checks nothing")
 }
