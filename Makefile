@@ -101,14 +101,14 @@ lint: vet ## Check Go (gofmt, golangci-lint) and Rego (opa fmt, strict check).
 ##@ Test
 
 .PHONY: test
-test: controlplane olm olmv1 test-rego ## Run every test: unit, Rego, and end-to-end on a real API server.
+test: controlplane olm olmv1 olmv1-probe test-rego ## Run every test: unit, Rego, and end-to-end on a real API server.
 	$(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 # LOAD_PROCS is how many busy loops `make test-loaded` runs beside the tests: one per core.
 LOAD_PROCS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: test-loaded
-test-loaded: controlplane olm olmv1 test-rego ## Run the Go tests as `make test` does, beside a busy loop on every core (LOAD_PROCS): a machine that is not idle.
+test-loaded: controlplane olm olmv1 olmv1-probe test-rego ## Run the Go tests as `make test` does, beside a busy loop on every core (LOAD_PROCS): a machine that is not idle.
 	@pids=""; for i in $$(seq $(LOAD_PROCS)); do (while :; do :; done) & pids="$$pids $$!"; done; \
 	trap 'kill $$pids' EXIT; \
 	echo "go test beside $(LOAD_PROCS) busy loops (pids$$pids)"; \
@@ -290,6 +290,25 @@ $(OLMV1_BIN)/catalogd $(OLMV1_BIN)/operator-controller &:
 	@mv $(OLMV1_BIN)/tmp/catalogd $(OLMV1_BIN)/catalogd
 	@mv $(OLMV1_BIN)/tmp/operator-controller $(OLMV1_BIN)/operator-controller
 	@rmdir $(OLMV1_BIN)/tmp
+
+.PHONY: olmv1-probe
+olmv1-probe: $(OLMV1_BIN)/probe ## Build the OLM v1 probe into bin/olmv1: operator-controller's own resolver, which fbc's differential test asks.
+
+# The probe (hack/tools/olmv1/probe) uses operator-controller's internal packages, so it is built
+# inside a writable copy of the pinned module, with the flags of the olmv1 target (one build
+# cache); the copy is removed afterwards and none of it is kept in this repository.
+$(OLMV1_BIN)/probe: hack/tools/olmv1/probe/main.go hack/tools/olmv1/go.mod
+	@mkdir -p $(OLMV1_BIN)
+	@rm -rf $(OLMV1_BIN)/probe-src
+	d="$$(cd hack/tools/olmv1 && $(GO) mod download github.com/operator-framework/operator-controller && \
+		$(GO) list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)"; \
+		cp -r "$$d" $(OLMV1_BIN)/probe-src
+	@chmod -R u+w $(OLMV1_BIN)/probe-src
+	@mkdir -p $(OLMV1_BIN)/probe-src/cmd/tollgate-probe
+	cp hack/tools/olmv1/probe/main.go $(OLMV1_BIN)/probe-src/cmd/tollgate-probe/main.go
+	cd $(OLMV1_BIN)/probe-src && CGO_ENABLED=0 nice $(GO) build -tags olmv1probe,containers_image_openpgp -o $@.tmp ./cmd/tollgate-probe
+	@mv $@.tmp $@
+	@rm -rf $(OLMV1_BIN)/probe-src
 
 # OLM v1's two CRDs, ClusterCatalog (catalogd) and ClusterExtension (operator-controller), from the
 # pinned module.

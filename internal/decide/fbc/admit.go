@@ -33,6 +33,9 @@ type Admission struct {
 	// Ambiguous names the catalogs of the same priority that each offer a first bundle, when
 	// that is all OLM v1 could find: it refuses to choose and installs nothing.
 	Ambiguous []string
+	// MayFail says that some of OLM v1's arbitrary choices (among bundles that tie, among
+	// olm.deprecations objects) end in a resolution that fails: it installs nothing then.
+	MayFail bool
 }
 
 // Admit is what OLM v1 (operator-controller v1.2.0, resolve.CatalogResolver) could install for
@@ -83,6 +86,8 @@ type first struct {
 	deprecated bool
 	// installable are the bundles that tie first and that OLM v1 would install when chosen.
 	installable []Candidate
+	// fails: a bundle that ties first is one OLM v1 fails to install when chosen.
+	fails bool
 }
 
 // firsts are o's first-ranked bundles for q, one entry per olm.deprecations object OLM v1 may
@@ -99,9 +104,11 @@ func (o Offer) firsts(q Query) ([]first, error) {
 			if compareRank(c, ranked[0]) != 0 {
 				break
 			}
-			if !c.unversioned && !c.declaresDependency() {
-				f.installable = append(f.installable, c)
+			if c.unversioned || c.declaresDependency() {
+				f.fails = true
+				continue
 			}
+			f.installable = append(f.installable, c)
 		}
 		out = append(out, f)
 	}
@@ -126,9 +133,11 @@ func admitEach(firsts [][]first, combos int) Admission {
 			for _, w := range winners {
 				ambiguous = append(ambiguous, w.catalog)
 			}
+			out.MayFail = true
 			continue
 		}
 		for _, w := range winners {
+			out.MayFail = out.MayFail || w.fails
 			for _, c := range w.installable {
 				if key := w.catalog + "/" + c.Name; !seen[key] {
 					seen[key] = true

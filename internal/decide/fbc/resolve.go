@@ -12,8 +12,8 @@ import (
 
 // Installed is the bundle a ClusterExtension has installed (status.install.bundle).
 type Installed struct {
-	Name    string
-	Version string
+	Name    string `json:"name"`
+	Version string `json:"version"`
 }
 
 // Query is what a ClusterExtension asks of a package (spec.source.catalog).
