@@ -46,12 +46,10 @@ decided on part of a snapshot. Kinds Tollgate does not read (operands of any CRD
 
 A Subscription without an UpgradeGate gets a new one, as the manager would create it. A plan is
 approved only when it is Manual, not yet approved, waiting in RequiresApproval, a Subscription
-waits on it, and every CSV it creates or replaces has a decision that allows it: each CSV it
-lists is wanted by Manual Subscriptions whose gates are in Enforce mode and whose decisions
-allow it, or is a dependency the plan subscribes to, decided as the Subscription OLM would
-create; each CSV of the namespace one of them replaces is let through by the gate of the
-Subscription that owns it. A Subscription sees the other operators of its plans through their
-own decisions.
+waits on it, and every move it makes is allowed: each CSV it creates, from each CSV of the
+namespace it replaces (up the replacement chain) or from nothing, judged on the document of each
+Subscription that wants it (Manual, gate in Enforce mode; or the dependency the plan creates)
+and of each one that owns a CSV it replaces.
 
 A snapshot of CatalogSources alone (no Subscription) checks the catalogs before they reach a
 cluster: each one's validity and the fields at fault.
@@ -71,9 +69,9 @@ With --replay FILE instead of --snapshot, it re-evaluates the decisions a manage
 --decision-log, each from its logged input (which holds its clock, input.now), and says which
 come out differently: exit status 3 when any does, or when an event's input is not the one its
 input_digest and input_sha256 were taken of (edited after it was logged, its clock included:
-INPUT EDITED, never "same"). There is
-no cluster, so the policy ConfigMaps are not read: pass their modules with --policy-dir. --now,
---default-mode and --global-catalog-namespace do not apply: the logged input holds them.`,
+INPUT EDITED, never "same"). There is no cluster, so the policy ConfigMaps are not read: pass
+their modules with --policy-dir. --now, --default-mode and --global-catalog-namespace do not
+apply: the logged input holds them.`,
 		Example: `  # what would Tollgate decide on the state a colleague attached to a bug report?
   tollgate eval --snapshot state.yaml
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,7 +83,7 @@ server's proxy to catalogd (get services/proxy in catalogd's namespace).`,
 	f.policy.bind(cmd)
 	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "explain from this YAML/JSON file or folder of cluster state instead of the live cluster")
 	f.decision.bind(cmd)
-	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "explain the Subscription of this name in every namespace that has one")
+	f.cluster.AddAllNamespaces(cmd, &f.all, "explain the Subscription of this name in every namespace that has one")
 	f.output.AddFlags(cmd)
 	cmd.Flags().BoolVar(&f.trace, "trace", false, "add the policies' trace notes, print() output and built-in errors")
 	return cmd
@@ -96,8 +97,8 @@ func (f *explainFlags) run(ctx context.Context, stdout, stderr io.Writer, args [
 	if kind, extension, ok := strings.Cut(name, "/"); ok {
 		return f.runExtension(ctx, stdout, stderr, kind, extension)
 	}
-	if f.all && f.cluster.Namespace() != "" {
-		return errors.New("give either -n NAMESPACE or -A, not both")
+	if err := f.cluster.CheckScope(); err != nil {
+		return err
 	}
 	x, ns, err := f.explainer(ctx, stderr)
 	if err != nil {
@@ -146,7 +147,7 @@ func (f *explainFlags) explainer(ctx context.Context, stderr io.Writer) (*explai
 			return nil, "", err
 		}
 		x := &explain.Explainer{Decider: off.Decider, Engine: off.Engine, Self: selfName(), WithStored: true, Policy: off.policy}
-		return x, orDefault(f.cluster.Namespace(), "default"), nil
+		return x, cmp.Or(f.cluster.Namespace(), "default"), nil
 	}
 	now, cfg, err := f.decision.parse()
 	if err != nil {
@@ -218,11 +219,4 @@ func (f *explainFlags) extensionEvaluator(ctx context.Context, stderr io.Writer)
 		return nil, err
 	}
 	return ev, nil
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

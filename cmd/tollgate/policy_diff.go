@@ -95,7 +95,7 @@ func (f *policyDiffFlags) run(ctx context.Context, stdout, stderr io.Writer, _ [
 		return err
 	}
 	// A snapshot gets the gates the manager would create, as eval gives it.
-	r, scope, err := clusterReader(ctx, &f.cluster, f.snapshot, evaluation.EnsureGates)
+	r, scope, err := f.cluster.Reader(ctx, f.snapshot, evaluation.EnsureGates)
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ out. Progress goes to stderr.
 		RunE: runs(f.run),
 	}
 	f.cluster.AddFlags(cmd)
-	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "snapshot every namespace")
+	f.cluster.AddAllNamespaces(cmd, &f.all, "snapshot every namespace")
 	cmd.Flags().StringVar(&f.globalNS, "global-catalog-namespace", input.DefaultGlobalCatalogNamespace, "namespace whose CatalogSources every Subscription can use (always included)")
 	cmd.Flags().StringVar(&f.policyNS, "policy-namespace", policysource.DefaultNamespace, "namespace of the policy ConfigMaps (labelled tollgate.dev/policy) to include")
 	f.output.AddFlags(cmd)
@@ -64,9 +64,6 @@ out. Progress goes to stderr.
 func (f *snapshotFlags) run(ctx context.Context, stdout, stderr io.Writer, _ []string) error {
 	if err := f.output.Validate(); err != nil {
 		return err
-	}
-	if f.all && f.cluster.Namespace() != "" {
-		return fmt.Errorf("give either -n NAMESPACE or -A, not both")
 	}
 	c, ns, cfg, err := f.cluster.Connect()
 	if err != nil {

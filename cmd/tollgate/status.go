@@ -60,7 +60,7 @@ snapshot' captures the gates and the policy ConfigMaps).`,
 	}
 	f.cluster.AddFlags(cmd)
 	cmd.Flags().Lookup("namespace").Usage = "only this namespace's gates and plans (default: all namespaces)"
-	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "every namespace's gates and plans (the default without -n)")
+	f.cluster.AddAllNamespaces(cmd, &f.all, "every namespace's gates and plans (the default without -n)")
 	cmd.Flags().StringSliceVar(&f.snapshot, "snapshot", nil, "read this YAML/JSON file or folder of cluster state instead of the live cluster (repeatable)")
 	cmd.Flags().StringVar(&f.policyNS, "policy-namespace", policysource.DefaultNamespace, "namespace of the policy ConfigMaps (labelled tollgate.dev/policy)")
 	cmd.Flags().IntVar(&f.limit, "limit", 10, "how many of the longest holds to list")
@@ -76,14 +76,11 @@ func (f *statusFlags) run(ctx context.Context, stdout, _ io.Writer, _ []string) 
 	if f.limit < 0 {
 		return errors.New("--limit must be 0 or more")
 	}
-	if f.all && f.cluster.Namespace() != "" {
-		return errors.New("give either -n NAMESPACE or -A, not both")
-	}
 	now, err := parseNow(f.now)
 	if err != nil {
 		return err
 	}
-	r, scope, err := clusterReader(ctx, &f.cluster, f.snapshot, nil)
+	r, scope, err := f.cluster.Reader(ctx, f.snapshot, nil)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package kubeconn
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -21,6 +22,7 @@ import (
 // (the context's namespace when not given).
 type Flags struct {
 	config *genericclioptions.ConfigFlags
+	all    *bool // -A, when the command has it
 }
 
 // DefaultRequestTimeout bounds each request to the API server when --request-timeout is not
@@ -64,6 +66,20 @@ func addClusterFlags(cmd *cobra.Command, config *genericclioptions.ConfigFlags) 
 		}
 		cmd.Flags().AddFlag(fl)
 	})
+}
+
+// AddAllNamespaces adds -A/--all-namespaces, bound to all, with usage.
+func (f *Flags) AddAllNamespaces(cmd *cobra.Command, all *bool, usage string) {
+	f.all = all
+	cmd.Flags().BoolVarP(all, "all-namespaces", "A", false, usage)
+}
+
+// CheckScope refuses -n together with -A, as kubectl does.
+func (f *Flags) CheckScope() error {
+	if f.all != nil && *f.all && f.Namespace() != "" {
+		return errors.New("give either -n NAMESPACE or -A, not both")
+	}
+	return nil
 }
 
 // Namespace is -n as given, "" when it was not.
@@ -114,6 +130,9 @@ func (t timeoutHint) WrappedRoundTripper() http.RoundTripper { return t.next }
 // they mean to a person (a timeout, a server that is no Kubernetes API server), the namespace
 // to use (-n, else the context's, else "default") and the server's address for messages.
 func (f *Flags) Connect() (client.Client, string, *rest.Config, error) {
+	if err := f.CheckScope(); err != nil {
+		return nil, "", nil, err
+	}
 	cfg, err := f.RESTConfig()
 	if err != nil {
 		return nil, "", nil, err

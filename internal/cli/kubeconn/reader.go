@@ -1,18 +1,20 @@
-package main
+package kubeconn
 
 import (
 	"context"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tollgate-dev/tollgate/internal/cli/kubeconn"
 	"github.com/tollgate-dev/tollgate/internal/report/snapshot"
 )
 
-// clusterReader is the snapshot at paths, completed by prepare when set, or else the live cluster;
+// Reader is the snapshot at paths, completed by prepare when set, or else the live cluster;
 // and a phrase naming what it covers: -n's namespace, else all namespaces, of the snapshot or
-// of the API server.
-func clusterReader(ctx context.Context, f *kubeconn.Flags, paths []string, prepare func(context.Context, *snapshot.Snapshot) error) (client.Reader, string, error) {
+// of the API server. -n with -A is refused.
+func (f *Flags) Reader(ctx context.Context, paths []string, prepare func(context.Context, *snapshot.Snapshot) error) (client.Reader, string, error) {
+	if err := f.CheckScope(); err != nil {
+		return nil, "", err
+	}
 	scope := "all namespaces"
 	if ns := f.Namespace(); ns != "" {
 		scope = "namespace " + ns
