@@ -126,7 +126,7 @@ func TestMisshapenExtensionDocumentFailsClosed(t *testing.T) {
 func TestDecideOracle(t *testing.T) {
 	for seed := range uint64(1000) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		f, allow := randomWorld(rng)
+		f, allow, _ := randomWorld(rng)
 		ev := &recorder{allow: allow, seen: map[string]bool{}}
 		out := pin.Decide(context.Background(), f, ev)
 		checkInvariant(t, seed, f, ev, out)
@@ -229,10 +229,11 @@ func (r *recorder) Evaluate(_ context.Context, doc map[string]any) *engine.Resul
 // randomWorld is an extension of package p installed at some version (CatalogProvided or
 // SelfCertified), with one to three catalogs of random priorities (one maybe Unavailable), of
 // random versions, builds, channels, edges and deprecations, and a random set of allowed
-// bundles.
-func randomWorld(rng *rand.Rand) (pin.Facts, map[string]bool) {
+// bundles; and each catalog's content as catalogd serves it.
+func randomWorld(rng *rand.Rand) (pin.Facts, map[string]bool, map[string]string) {
 	allow := map[string]bool{}
 	content := map[string]*fbc.Catalog{}
+	raw := map[string]string{}
 	var catalogs []olmv1.ClusterCatalog
 	for i := range 1 + rng.IntN(3) {
 		name := fmt.Sprintf("cat%d", i)
@@ -243,7 +244,7 @@ func randomWorld(rng *rand.Rand) (pin.Facts, map[string]bool) {
 			catalogs[i].Spec.AvailabilityMode = olmv1.AvailabilityModeUnavailable
 			continue
 		}
-		content[name] = randomCatalog(rng, name, allow)
+		content[name], raw[name] = randomCatalog(rng, name, allow)
 	}
 	installed := 1 + rng.IntN(3)
 	ext := &olmv1.ClusterExtension{}
@@ -263,14 +264,14 @@ func randomWorld(rng *rand.Rand) (pin.Facts, map[string]bool) {
 	if rng.IntN(4) == 0 {
 		f.Gate = &tollgatev1alpha1.ExtensionGate{Spec: tollgatev1alpha1.ExtensionGateSpec{Version: fmt.Sprintf("<1.%d.0", 2+rng.IntN(6))}}
 	}
-	return f, allow
+	return f, allow, raw
 }
 
 // randomCatalog has versions 1.0.0 … 1.7.0 (some missing), each with a bundle named
 // p.v<version> or p-alt.v<version>, sometimes a second build of it (p.v<version>+1), in
 // channels stable and fast with random replaces, skips and skipRange edges, and some bundles
 // deprecated.
-func randomCatalog(rng *rand.Rand, name string, allow map[string]bool) *fbc.Catalog {
+func randomCatalog(rng *rand.Rand, name string, allow map[string]bool) (*fbc.Catalog, string) {
 	var lines, bundles, deprecated []string
 	add := func(s string) { lines = append(lines, s) }
 	add(`{"schema":"olm.package","name":"p","defaultChannel":"stable"}`)
@@ -301,11 +302,12 @@ func randomCatalog(rng *rand.Rand, name string, allow map[string]bool) *fbc.Cata
 	if len(deprecated) > 0 {
 		add(`{"schema":"olm.deprecations","package":"p","entries":[` + strings.Join(deprecated, ",") + `]}`)
 	}
-	c, err := fbc.Read(strings.NewReader(strings.Join(lines, "\n")), fbc.DefaultLimits)
+	raw := strings.Join(lines, "\n")
+	c, err := fbc.Read(strings.NewReader(raw), fbc.DefaultLimits)
 	if err != nil {
 		panic(err)
 	}
-	return c
+	return c, raw
 }
 
 // randomChannel is channel ch of package p with some of bundles, and random edges between them.
