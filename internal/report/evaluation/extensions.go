@@ -37,10 +37,13 @@ type Extension struct {
 	Mode  string `json:"mode"`
 	// GateError says why the gate follows nothing (its range or channels, or the extension's
 	// selector, as the parser reports them); "" when it follows its successors.
-	GateError  string             `json:"gateError,omitempty"`
-	Decision   Decision           `json:"decision"`
-	Conditions []engine.Condition `json:"conditions"`
-	Health     []engine.Condition `json:"health"`
+	GateError string `json:"gateError,omitempty"`
+	// Unexcludable says which denied bundles the pin admits that no exact pin can exclude
+	// (the DeniedBundleAdmitted condition's message); "" for none.
+	Unexcludable string             `json:"unexcludable,omitempty"`
+	Decision     Decision           `json:"decision"`
+	Conditions   []engine.Condition `json:"conditions"`
+	Health       []engine.Condition `json:"health"`
 	// Status is the ExtensionGate status the manager would write (its PinOwned condition
 	// aside, which depends on the pin's history).
 	Status tollgatev1alpha1.ExtensionGateStatus `json:"status"`
@@ -133,6 +136,9 @@ func (e *Evaluator) ExtensionRow(ext *olmv1.ClusterExtension, gate *tollgatev1al
 	x.Status, _ = gatestatus.NextExtension(old, gatestatus.ExtensionObservation{
 		Package: x.Package, Outcome: out, Pin: x.Pin, Catalogs: facts.Digests, Now: metav1.NewTime(e.now.Truncate(time.Second)),
 	})
+	if c := meta.FindStatusCondition(x.Status.Conditions, tollgatev1alpha1.ConditionDeniedBundleAdmitted); c != nil && c.Status == metav1.ConditionTrue {
+		x.Unexcludable = c.Message
+	}
 	return x
 }
 
@@ -159,6 +165,9 @@ func renderExtensionReport(w io.Writer, xs []Extension, o printers.TableOptions,
 	for _, x := range xs {
 		if x.GateError != "" {
 			fmt.Fprintf(w, "\n%s follows nothing: %s\n", text.Escape(x.Name), text.Wrap(x.GateError, 96, "  "))
+		}
+		if x.Unexcludable != "" {
+			fmt.Fprintf(w, "\n%s is not held, but exposed: %s\n", text.Escape(x.Name), text.Wrap(x.Unexcludable, 96, "  "))
 		}
 	}
 	subjects := make([]Subscription, 0, len(xs))

@@ -52,3 +52,31 @@ func TestEvalNamesWhyAGateFollowsNothingAndGoesOn(t *testing.T) {
 	require.NoError(t, (&evaluation.Report{Extensions: xs}).WriteTable(&out, printers.TableOptions{}, "tollgate"))
 	assert.Contains(t, out.String(), "tollgate-demo follows nothing: spec.version")
 }
+
+// A denied bundle of the installed version that no exact pin can exclude (the vendor
+// deprecated 1.0.0 and published a rebuild, deprecated too) is said as exposed, not held.
+func TestEvalSaysAnUnexcludableBundleIsExposed(t *testing.T) {
+	ctx := context.Background()
+	b, err := os.ReadFile(repo.Path("test", "testdata", "olmv1", "snapshots", "ungated-1.0.0.yaml"))
+	require.NoError(t, err)
+	rebuild := `  {"image":"127.0.0.1:5443/bundles/tollgate-demo:v1.0.0-1","name":"tollgate-demo.v1.0.0-rebuild","package":"tollgate-demo","properties":[{"type":"olm.package","value":{"packageName":"tollgate-demo","version":"1.0.0+1"}}],"schema":"olm.bundle"}
+  {"entries":[{"reference":{"schema":"olm.bundle","name":"tollgate-demo.v1.0.0"},"message":"use the rebuild"},{"reference":{"schema":"olm.bundle","name":"tollgate-demo.v1.0.0-rebuild"},"message":"both"}],"package":"tollgate-demo","schema":"olm.deprecations"}
+kind: CatalogContent`
+	snap := strings.Replace(string(b), "kind: CatalogContent", rebuild, 1)
+	snap = strings.Replace(snap, `{"name":"tollgate-demo.v1.0.0"},`, `{"name":"tollgate-demo.v1.0.0"},{"name":"tollgate-demo.v1.0.0-rebuild"},`, 1)
+	snap += "\n---\napiVersion: tollgate.dev/v1alpha1\nkind: ExtensionGate\nmetadata:\n  name: tollgate-demo\nspec:\n  version: \"<1.1.0\"\n"
+	path := filepath.Join(t.TempDir(), "snap.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(snap), 0o600))
+	s, err := snapshot.Load(path)
+	require.NoError(t, err)
+	eng, err := engine.New(ctx, engine.Options{})
+	require.NoError(t, err)
+	xs, err := evaluation.New(s, eng, input.Config{}, now, &bytes.Buffer{}).Extensions(ctx)
+	require.NoError(t, err)
+	require.Len(t, xs, 1)
+	assert.Equal(t, "1.0.0", xs[0].Target)
+	assert.Contains(t, xs[0].Unexcludable, "tollgate-demo.v1.0.0-rebuild of catalog tollgate-demo-catalog (BundleDeprecated)")
+	var out bytes.Buffer
+	require.NoError(t, (&evaluation.Report{Extensions: xs}).WriteTable(&out, printers.TableOptions{}, "tollgate"))
+	assert.Contains(t, out.String(), "tollgate-demo is not held, but exposed: OLM v1 may install")
+}

@@ -26,6 +26,9 @@ type ExtensionReport struct {
 	Pin    string `json:"pin"`
 	Target string `json:"target"`
 	Gated  bool   `json:"gated"`
+	// Unexcludable says which denied bundles the pin admits that no exact pin can exclude (the
+	// DeniedBundleAdmitted condition's message); "" for none.
+	Unexcludable string `json:"unexcludable,omitempty"`
 	// GateError says why the gate follows nothing, as the parser reports it; "" when it does.
 	GateError      string                       `json:"gateError,omitempty"`
 	Mode           string                       `json:"mode"`
@@ -60,7 +63,7 @@ func (x *Explainer) ExplainExtension(ctx context.Context, ev *evaluation.Evaluat
 	x2 := ev.ExtensionRow(ext, gate, facts, out)
 	rep := &ExtensionReport{
 		Name: name, Package: x2.Package, Installed: out.Installed, Pin: x2.Pin, Target: out.Target,
-		Gated: gate != nil, GateError: out.GateError, Mode: x2.Mode, Now: ev.Now().UTC().Format(time.RFC3339), PolicyRevision: ex.Result.Revision,
+		Gated: gate != nil, GateError: out.GateError, Unexcludable: x2.Unexcludable, Mode: x2.Mode, Now: ev.Now().UTC().Format(time.RFC3339), PolicyRevision: ex.Result.Revision,
 		Candidates: orEmpty(x2.Status.Candidates), Allowed: ex.Result.Decision.Allowed, Denials: []Denial{},
 		Health: orEmpty(ex.Result.Health), Conditions: orEmpty(ex.Result.Conditions), Notes: ex.Notes,
 	}
@@ -121,6 +124,8 @@ func (r *ExtensionReport) WriteText(w io.Writer) error {
 		p.blank()
 	}
 	switch {
+	case r.Unexcludable != "" && len(r.Candidates) == 0:
+		p.line("Not held, exposed: %s", r.Unexcludable)
 	case r.Successor == "" && len(r.Denials) == 0:
 		p.line("No successor within the gate's range and channels: nothing to decide.")
 	case r.Successor == "":
