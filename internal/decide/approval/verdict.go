@@ -150,6 +150,10 @@ func (s *session) deciders(ctx context.Context, plan *v1alpha1.InstallPlan, csv 
 		}
 		return []decider{d}, nil, nil
 	}
+	peers, err := s.planPeers(ctx, plan, csv)
+	if err != nil {
+		return nil, nil, err
+	}
 	var out []decider
 	var blockers []Blocker
 	for _, sub := range subs {
@@ -161,10 +165,6 @@ func (s *session) deciders(ctx context.Context, plan *v1alpha1.InstallPlan, csv 
 		if m == nil {
 			blockers = append(blockers, *b)
 			continue
-		}
-		peers, err := s.planPeers(ctx, plan, csv)
-		if err != nil {
-			return nil, nil, err
 		}
 		out = append(out, decider{key: key, m: m, peers: peers, unfit: b})
 	}
