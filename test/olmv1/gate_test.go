@@ -97,6 +97,30 @@ func TestFreezeHoldsThenLifts(t *testing.T) {
 	require.False(t, held, "nothing held: no series")
 }
 
+// TestASameVersionRebuildIsReportedNotHeld: the vendor deprecates the installed 1.0.0 and
+// publishes a rebuild of the same version (1.0.0+1), which a freeze denies. No exact pin
+// excludes it: OLM v1 matches a pin ignoring build metadata and prefers the bundle not
+// deprecated, so at Tollgate's unchanged pin it installs the rebuild. Tollgate says so plainly
+// (a Warning event DeniedBundleAdmitted naming the bundle), and never calls it held.
+func TestASameVersionRebuildIsReportedNotHeld(t *testing.T) {
+	w := gatedWorld(t, "catalog")
+	w.policyConfigMap("freeze-pack", policysource.KindRego, map[string]string{"freeze.rego": pack("freeze")})
+	w.policyConfigMap("freeze-periods", policysource.KindData, map[string]string{"freeze.json": freezeNow()})
+	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
+	w.waitGate(pkgName, "held by the freeze", both(heldBy("ChangeFreeze"), pinOwned("Held")))
+
+	w.republish("catalog-rebuilt")
+	w.waitEvent(pkgName, tollgatev1alpha1.ConditionDeniedBundleAdmitted)
+	w.waitFor(clusterExtensionKind, pkgName, "the rebuild installed by OLM v1 at the pin 1.0.0", func(u *unstructured.Unstructured) bool {
+		return nestedString(u, "status", "install", "bundle", "name") == "tollgate-demo.v1.0.0-rebuild"
+	})
+	w.stillPinned(pkgName, "1.0.0")
+	g := w.waitGate(pkgName, "decided on the rebuild installed", func(g *tollgatev1alpha1.ExtensionGate) bool {
+		return g.Status.Installed == "1.0.0+1"
+	})
+	require.False(t, pinOwned("Unexcludable")(g), "once installed, the rebuild is what the pin stays on: %+v", g.Status.Conditions)
+}
+
 // TestDegradedOperandHolds: an operand of the installed bundle that reports Degraded=True holds
 // the upgrade until it heals.
 func TestDegradedOperandHolds(t *testing.T) {
