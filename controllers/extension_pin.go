@@ -76,7 +76,7 @@ func keptPin(current string, out pin.Outcome) pinMove {
 	case len(out.Unexcludable) > 0:
 		return pinMove{pin: current, owned: true, reason: "Unexcludable", message: fmt.Sprintf("pinned at %s, which admits %s, denied: no exact version excludes it (see condition %s)", current, gatestatus.BundleNames(out.Unexcludable), tollgatev1alpha1.ConditionDeniedBundleAdmitted)}
 	case len(out.Versions) > 0 && out.Versions[0].Version != current:
-		return pinMove{pin: current, owned: true, reason: "Held", message: fmt.Sprintf("pinned at %s: %s is held (%s)%s", current, out.Versions[0].Version, blockedBy(out.Head.Result), refused(out))}
+		return pinMove{pin: current, owned: true, reason: "Held", message: fmt.Sprintf("pinned at %s: %s is held (%s)%s%s", current, out.Versions[0].Version, blockedBy(out.Head.Result), refused(out), undecided(out))}
 	case !out.Head.Result.Decision.Allowed:
 		return pinMove{pin: current, owned: true, reason: "Held", message: fmt.Sprintf("pinned at %s: no successor can be judged (%s)%s", current, blockedBy(out.Head.Result), refused(out))}
 	}
@@ -100,6 +100,15 @@ func notAllowedWhole(v pin.Version) string {
 		return "OLM v1 would install no bundle for it"
 	}
 	return fmt.Sprintf("the policies no longer allow %s", gatestatus.BundleNames(v.Rejected()))
+}
+
+// undecided says how many versions were left undecided below those decided (pin.MaxJudged);
+// "" for none.
+func undecided(out pin.Outcome) string {
+	if out.Undecided == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d lower versions are not decided (at most %d bundles are judged per decision): narrow the gate's spec.version to leave out the versions held, and the lower ones are decided", out.Undecided, pin.MaxJudged)
 }
 
 // refused says which versions above the pin OLM v1 refuses to install (catalogs of the same

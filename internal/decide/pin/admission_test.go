@@ -192,6 +192,21 @@ func TestAPinAdmitsOnlyWhatWasJudged(t *testing.T) {
 		assert.Len(t, out.Versions, 41)
 		assert.Zero(t, out.Undecided)
 	})
+	t.Run("past MaxJudged bundles the versions left are counted, not passed over", func(t *testing.T) {
+		lines := []string{b("p.v1.0.0", "1.0.0")}
+		for i := 1; i <= pin.MaxJudged+10; i++ {
+			n := fmt.Sprintf("p.v1.%d.0", i)
+			lines = append(lines, b(n, fmt.Sprintf("1.%d.0", i)), ch(fmt.Sprintf("c%d", i), "p.v1.0.0", n+"<p.v1.0.0"))
+		}
+		out := pin.Decide(ctx, world(t, "p.v1.0.0@1.0.0", "1.0.0", cat{name: "a", lines: lines}), allowing("a/never"))
+		assert.Equal(t, "1.266.0", out.Target, "the highest, allowed, is the first decided")
+		ev := allowing()
+		ev.allow = map[string]bool{"a/p.v1.1.0": true}
+		out = pin.Decide(ctx, world(t, "p.v1.0.0@1.0.0", "1.0.0", cat{name: "a", lines: lines}), ev)
+		assert.Equal(t, "1.0.0", out.Target)
+		assert.Len(t, out.Versions, pin.MaxJudged)
+		assert.Equal(t, 10, out.Undecided, "1.10.0 … 1.1.0 are counted as undecided")
+	})
 	t.Run("a malformed object of another package does not hold; one of the gated package does", func(t *testing.T) {
 		lines := []string{ch("stable", "p.v1.0.0", "p.v1.1.0<p.v1.0.0"), b("p.v1.0.0", "1.0.0"), b("p.v1.1.0", "1.1.0"), `{"schema":"olm.channel","package":"other","name":"x","entries":"x"}`, `{"schema":"olm.bundle","name":"stray"}`}
 		f := world(t, "p.v1.0.0@1.0.0", "1.0.0", cat{name: "a", lines: lines})
