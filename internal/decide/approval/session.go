@@ -17,12 +17,11 @@ import (
 // session remembers what one Decide or Judge call has read and evaluated, so each
 // Subscription is gathered and evaluated at most once per kind of decision.
 type session struct {
-	d     *Decider
-	b     *input.Builder
-	owns  map[types.NamespacedName]*member // decisions without plan companions
-	fulls map[types.NamespacedName]*member // decisions that see their plan companions
-	deps  map[types.NamespacedName]*member // dependencies' decisions, by plan and CSV
-	subs  map[string][]v1alpha1.Subscription
+	d    *Decider
+	b    *input.Builder
+	owns map[types.NamespacedName]*member // decisions without plan companions
+	deps map[types.NamespacedName]*member // dependencies' decisions, by plan and CSV
+	subs map[string][]v1alpha1.Subscription
 }
 
 // member is one Subscription's document and result.
@@ -38,29 +37,16 @@ func (d *Decider) builder() *input.Builder {
 
 func (d *Decider) session() *session {
 	return &session{
-		d:     d,
-		b:     d.builder(),
-		owns:  map[types.NamespacedName]*member{},
-		fulls: map[types.NamespacedName]*member{},
-		deps:  map[types.NamespacedName]*member{},
-		subs:  map[string][]v1alpha1.Subscription{},
+		d:    d,
+		b:    d.builder(),
+		owns: map[types.NamespacedName]*member{},
+		deps: map[types.NamespacedName]*member{},
+		subs: map[string][]v1alpha1.Subscription{},
 	}
 }
 
-// full is key's decision with installPlanPeers filled from the peers' own decisions; nil
-// when the Subscription does not exist.
-func (s *session) full(ctx context.Context, key types.NamespacedName) (*member, error) {
-	if m, ok := s.fulls[key]; ok {
-		return m, nil
-	}
-	doc, err := s.b.Build(ctx, key)
-	if doc == nil || err != nil {
-		return nil, err
-	}
-	return s.fullOf(ctx, doc)
-}
-
-// fullOf is full on doc, a document just gathered.
+// fullOf is the decision on doc, a document just gathered, with installPlanPeers filled from
+// the peers' own decisions.
 func (s *session) fullOf(ctx context.Context, doc *input.Document) (*member, error) {
 	key := client.ObjectKeyFromObject(doc.Subscription)
 	m := &member{doc: doc}
@@ -70,7 +56,6 @@ func (s *session) fullOf(ctx context.Context, doc *input.Document) (*member, err
 	}
 	doc.SetPeers(peerData(m.peers))
 	m.result = s.d.Policies.Evaluate(ctx, doc.Doc)
-	s.fulls[key] = m
 	if len(m.peers) == 0 { // nothing to see: its own decision is the same
 		s.owns[key] = m
 	}
