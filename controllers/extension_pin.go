@@ -52,17 +52,17 @@ func (r *ExtensionReconciler) nextPin(gate *tollgatev1alpha1.ExtensionGate, ext 
 		return pinMove{pin: current, reason: "NotInstalled", message: fmt.Sprintf("nothing is installed yet: OLM v1 installs what spec.source.catalog.version (%q) selects, and Tollgate gates the upgrades after that first install", current)}
 	case gate.Spec.Mode.Or(r.Input.WithDefaults().DefaultMode) == tollgatev1alpha1.ModeAudit:
 		return pinMove{pin: current, reason: "Audit", message: fmt.Sprintf("mode Audit: Tollgate decides and reports, and leaves spec.source.catalog.version (%q) as it is; it would pin %s", current, out.Target)}
-	case !owned && current == out.Target:
+	case !owned && samePin(current, out.Target):
 		return pinMove{pin: current, write: true, owned: true, reason: "Adopted", message: fmt.Sprintf("Tollgate owns spec.source.catalog.version, found at %s", current)}
 	case !owned:
 		msg := fmt.Sprintf("spec.source.catalog.version was %q, which Tollgate did not set (its pin: %q, in this gate's status); Tollgate set it back to %s", current, gate.Status.Pin, out.Target)
 		return pinMove{pin: out.Target, write: true, owned: true, reason: "Reclaimed", message: msg, event: "PinReclaimed", tookBack: &current}
-	case out.Pinned != nil && withdrawable(*out.Pinned) && current != out.Target:
+	case out.Pinned != nil && withdrawable(*out.Pinned) && !samePin(current, out.Target):
 		msg := fmt.Sprintf("Tollgate's pin %s is not installed yet and %s; Tollgate set it back to %s", current, notAllowedWhole(*out.Pinned), out.Target)
 		return pinMove{pin: out.Target, write: true, owned: true, reason: "Withdrawn", message: msg, event: "PinWithdrawn"}
 	case below(out.Installed, current):
 		return pinMove{pin: current, owned: true, reason: "Upgrading", message: fmt.Sprintf("OLM v1 is installing %s, the pin Tollgate set, still allowed (installed: %s)", current, out.Installed)}
-	case current != out.Target:
+	case !samePin(current, out.Target):
 		return pinMove{pin: out.Target, write: true, owned: true, reason: "Moved", message: fmt.Sprintf("Tollgate moved the pin from %s to %s, which the policies allow", current, out.Target), event: "PinMoved"}
 	}
 	return keptPin(current, out)
@@ -129,6 +129,14 @@ func pinOf(ext *olmv1.ClusterExtension) string {
 		return ""
 	}
 	return ext.Spec.Source.Catalog.Version
+}
+
+// samePin says whether pins a and b admit the same bundles: equal, or the same version but for
+// build metadata, which OLM v1's matching ignores.
+func samePin(a, b string) bool {
+	va, errA := bsemver.Parse(a)
+	vb, errB := bsemver.Parse(b)
+	return a == b || errA == nil && errB == nil && va.Compare(vb) == 0
 }
 
 // below says whether version a is lower than b; a b that is no version (a range) is not.

@@ -75,6 +75,8 @@ func TestNextPin(t *testing.T) {
 		{"Tollgate's pin not yet installed stays while OLM v1 works on it (the move is held by its progress alone)", "1.1.0", extensionAt("1.0.0", "1.1.0", ""),
 			pin.Outcome{Installed: "1.0.0", Target: "1.0.0", Head: allowedHead, Pinned: &pin.Version{Version: "1.1.0", Bundles: []pin.Judged{judgedWith("a", "p.v1.1.0", "ExtensionProgressing", "OperatorProgressing")}}},
 			"Upgrading", "1.1.0", false},
+		{"a pin that differs from the target by build metadata alone stays: it admits the same bundles", "1.0.0", extensionAt("1.0.0+1", "1.0.0", ""),
+			pin.Outcome{Installed: "1.0.0+1", Target: "1.0.0+1", Head: allowedHead}, "Pinned", "1.0.0", false},
 		{"a denied same-version bundle is unexcludable, not held", "1.0.0", extensionAt("1.0.0", "1.0.0", ""),
 			pin.Outcome{Installed: "1.0.0", Target: "1.0.0", Unexcludable: []pin.Judged{judged("a", "p-rebuilt.v1.0.0", false)}, Head: judged("a", "p-rebuilt.v1.0.0", false)},
 			"Unexcludable", "1.0.0", false},
