@@ -2,6 +2,7 @@ package olmv1
 
 import (
 	"fmt"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"strings"
 	"testing"
 
@@ -164,6 +165,35 @@ func TestUnavailableCatalogIsIgnored(t *testing.T) {
 	w.selectEveryCatalog(pkgName)
 
 	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
+	w.waitInstalled(pkgName, "1.1.0")
+}
+
+// TestSamePriorityCatalogsAreNoPin: two selected catalogs of the same priority serve the next
+// version; real OLM v1 refuses to choose ("multiple catalogs with the same priority"), so
+// Tollgate does not pin it, and says why; once one catalog ranks lower, the pin moves.
+func TestSamePriorityCatalogsAreNoPin(t *testing.T) {
+	w := gatedWorld(t, "catalog")
+	w.create(clusterCatalog("twin", w.registry.catalogRef()))
+	w.waitFor(clusterCatalogKind, "twin", "Serving", func(u *unstructured.Unstructured) bool {
+		return conditionIs(u, "Serving", metav1.ConditionTrue, "Available")
+	})
+	w.selectEveryCatalog(pkgName)
+
+	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
+	w.waitGate(pkgName, "1.1.0 refused as ambiguous", func(g *tollgatev1alpha1.ExtensionGate) bool {
+		c := apimeta.FindStatusCondition(g.Status.Conditions, tollgatev1alpha1.ConditionPinOwned)
+		return c != nil && strings.Contains(c.Message, "1.1.0 (catalogs tollgate-demo-catalog, twin of the same priority serve it)")
+	})
+	require.Equal(t, "1.0.0", nestedString(w.get(clusterExtensionKind, pkgName), "spec", "source", "catalog", "version"))
+	w.waitFor(clusterExtensionKind, pkgName, "OLM v1 refusing the same ambiguity at 1.0.0", func(u *unstructured.Unstructured) bool {
+		c := condition(u, "Progressing")
+		return c != nil && strings.Contains(c.Message, "in multiple catalogs with the same priority")
+	})
+
+	u := w.get(clusterCatalogKind, "twin")
+	before := u.DeepCopy()
+	require.NoError(t, unstructured.SetNestedField(u.Object, int64(-1), "spec", "priority"))
+	require.NoError(t, w.c.Patch(w.ctx, u, client.MergeFrom(before)))
 	w.waitInstalled(pkgName, "1.1.0")
 }
 
