@@ -197,6 +197,29 @@ func TestSamePriorityCatalogsAreNoPin(t *testing.T) {
 	w.waitInstalled(pkgName, "1.1.0")
 }
 
+// TestSelfCertifiedNeverPinsADowngrade: under upgradeConstraintPolicy SelfCertified OLM v1
+// follows no upgrade edge and would install a lower version if pinned there; Tollgate keeps the
+// pin at the installed version when nothing higher is served.
+func TestSelfCertifiedNeverPinsADowngrade(t *testing.T) {
+	w := newWorld(t)
+	w.serveCatalog(catalogName)
+	w.createExtension(pkgName, "1.1.0")
+	w.waitInstalled(pkgName, "1.1.0")
+	u := w.get(clusterExtensionKind, pkgName)
+	before := u.DeepCopy()
+	require.NoError(t, unstructured.SetNestedField(u.Object, "SelfCertified", "spec", "source", "catalog", "upgradeConstraintPolicy"))
+	require.NoError(t, w.c.Patch(w.ctx, u, client.MergeFrom(before)))
+	w.applyRBAC()
+	w.grantWidgetRead()
+	w.startTollgate()
+
+	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{})
+	w.waitGate(pkgName, "pinned at the installed 1.1.0", func(g *tollgatev1alpha1.ExtensionGate) bool {
+		return g.Status.Pin == "1.1.0" && pinOwned("Pinned")(g)
+	})
+	w.stillPinned(pkgName, "1.1.0")
+}
+
 // TestDeprecatedBundleHolds: a bundle the catalog deprecates is held until an admin waives it.
 func TestDeprecatedBundleHolds(t *testing.T) {
 	w := gatedWorld(t, "catalog-deprecated")
