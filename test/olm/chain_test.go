@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
@@ -15,7 +16,13 @@ import (
 // Tollgate holds OLM's plan to 1.1.0, and a person approves it by hand (nothing but the
 // gate-lock component would stop them). OLM runs the plan: 1.1.0 is created and waits in
 // Pending (OperatorConditionNotUpgradeable), 1.0.0 is Replacing and keeps running, and the
-// Subscription reports 1.1.0 installed and AtLatestKnown.
+// Subscription reports 1.1.0 installed and AtLatestKnown. A second Subscription to zeta,
+// created and deleted again before the hand approval, left a plan of its own to 1.1.0
+// (replacing 1.0.0) that still waits: Tollgate does not approve it, though the Subscription
+// that claims it reports 1.1.0 installed, since the move it makes is from 1.0.0, which says
+// Upgradeable=False. (While both Subscriptions exist, OLM's olm operator rewrites the first
+// plan over and over, so the catalog operator never gets to run it: the second one is deleted
+// first.)
 //
 // Then 1.2.0, which replaces 1.1.0, is published. OLM writes no plan for it: 1.0.0, which no
 // Subscription reports installed any more, must stay, and it conflicts with every other CSV of
@@ -41,12 +48,20 @@ func TestReplacementChainLeftByAHandApprovalIsNeverApproved(t *testing.T) {
 	w.opm.publish([]release{v1, v2})
 	second := w.pendingPlan(ns, "zeta", c2)
 	w.gate(ns, "zeta", "held: not upgradeable", denies("OperatorNotUpgradeable"))
+	w.subscribe(ns, "zeta-decoy", "zeta", v1alpha1.ApprovalManual)
+	decoy := w.pendingPlan(ns, "zeta-decoy", c2)
+	require.NotEqual(t, second.Name, decoy.Name, "OLM writes the second Subscription a plan of its own")
+	w.deleteSubscription(ns, "zeta-decoy")
 	w.stillUnapproved(ns, second.Name)
 	w.approveByHand(ns, second.Name)
 	w.planPhase(ns, second.Name, v1alpha1.InstallPlanPhaseComplete)
 	w.csvReason(ns, c2, v1alpha1.CSVPhasePending, "OperatorConditionNotUpgradeable")
 	w.csvPhase(ns, c1, v1alpha1.CSVPhaseReplacing)
 	w.installed(ns, "zeta", c2)
+	// The second Subscription's plan still waits: it would create 1.1.0 from 1.0.0, which says
+	// Upgradeable=False.
+	assert.Equal(t, c1, w.csvStepReplaces(ns, decoy.Name, c2))
+	w.stillUnapproved(ns, decoy.Name)
 
 	w.opm.publish([]release{v1, v2, v3})
 	var sub *v1alpha1.Subscription
@@ -63,8 +78,11 @@ func TestReplacementChainLeftByAHandApprovalIsNeverApproved(t *testing.T) {
 	w.everyPlanUnapproved(ns)
 	w.csvReason(ns, c2, v1alpha1.CSVPhasePending, "OperatorConditionNotUpgradeable")
 	w.csvPhase(ns, c1, v1alpha1.CSVPhaseReplacing)
-	w.fixture("replacement-chain", "zeta 1.0.0 says Upgradeable=False and is Replacing; 1.1.0, approved by hand, waits Pending (OperatorConditionNotUpgradeable) and is reported installed; 1.2.0 is published and OLM fails to resolve (1.0.0 is not referenced by a Subscription)")
+	w.fixture("replacement-chain-held", "zeta 1.0.0 says Upgradeable=False and is Replacing; 1.1.0, approved by hand, waits Pending (OperatorConditionNotUpgradeable) and is reported installed; a deleted second Subscription's plan to 1.1.0 (replacing 1.0.0) waits; 1.2.0 is published and OLM fails to resolve (1.0.0 is not referenced by a Subscription)")
 
+	// The second Subscription's plan is removed, as a person cleaning up does.
+	require.NoError(t, w.c.Delete(w.ctx, decoy))
+	w.gone(ns, decoy.Name, &v1alpha1.InstallPlan{})
 	w.report(ns, c1, "Upgradeable", metav1.ConditionTrue, "Migrated", "the storage schema is migrated")
 	w.csvPhase(ns, c2, v1alpha1.CSVPhaseSucceeded)
 	w.gone(ns, c1, &v1alpha1.ClusterServiceVersion{})
