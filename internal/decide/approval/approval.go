@@ -125,7 +125,21 @@ func (d *Decider) DecideGathered(ctx context.Context, doc *input.Document) (*Dec
 		}
 		dec.Plans = append(dec.Plans, v)
 	}
+	dec.heldByAMove(s.denied[client.ObjectKeyFromObject(m.doc.Subscription)])
 	return dec, nil
+}
+
+// heldByAMove makes the decision, when it allows, denied: the decision on a move of its pending
+// plans that its own document denied (a CSV up the replacement chain, this plan's version), so
+// that the gate says what holds its plan, with that move's facts and remedies, never "allowed"
+// beside a plan it holds.
+func (dec *Decision) heldByAMove(denied *member) {
+	if denied == nil || !dec.Result.Decision.Allowed {
+		return
+	}
+	doc := *dec.Document
+	doc.Doc = denied.doc.Doc
+	dec.Document, dec.Result = &doc, denied.result
 }
 
 // Judge is the verdict on plan, whichever Subscription wants it.

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/decide/input"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -133,9 +134,13 @@ func (s *session) judgeMoves(ctx context.Context, plan *v1alpha1.InstallPlan, to
 	for _, d := range deciders {
 		denied := len(out)
 		for _, from := range froms {
-			res := s.d.Policies.Evaluate(ctx, moveDoc(d.m.doc.Doc, plan, from, to, d.peers))
+			doc := moveDoc(d.m.doc.Doc, plan, from, to, d.peers)
+			res := s.d.Policies.Evaluate(ctx, doc)
 			if res.Decision.Allowed {
 				continue
+			}
+			if _, ok := s.denied[d.key]; !ok {
+				s.denied[d.key] = &member{doc: &input.Document{Doc: doc}, result: res}
 			}
 			b := Blocker{CSV: to.Name, Subscription: d.key.String(), Reason: BlockDenied, Codes: Standing(res.Decision), Dependency: d.dependency}
 			switch {

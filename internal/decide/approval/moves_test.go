@@ -173,3 +173,19 @@ func numericVersionStep(t *testing.T, snap *snapshot.Snapshot) {
 			Manifest: `{"metadata":{"name":"` + csv + `"},"spec":{"version":101}}`}})
 	})
 }
+
+// A Subscription whose own move is allowed but whose plan a move up the replacement chain holds
+// is decided on that move: its gate says what holds the plan, never "allowed" beside it.
+func TestTheGateSaysWhichMoveHoldsItsPlan(t *testing.T) {
+	snap := upgrade("etcd.v0.9.3", "etcd.v0.9.4", lookupReplaces("etcd.v0.9.3"), chainBehind("etcd.v0.9.3", "etcd.v0.9.2"))(t)
+	d := &approval.Decider{Reader: snap, Policies: casePolicies(t, nil, nil), Now: func() time.Time { return caseNow }}
+	dec, err := d.Decide(context.Background(), types.NamespacedName{Namespace: bundledNS, Name: "etcd"})
+	require.NoError(t, err)
+	require.Len(t, dec.Plans, 1)
+	assert.False(t, dec.Plans[0].Approvable)
+	assert.False(t, dec.Result.Decision.Allowed, "the gate must not say allowed while its plan is held")
+	assert.Contains(t, approval.Standing(dec.Result.Decision), "OperatorNotUpgradeable")
+	move, _ := dec.Doc["move"].(map[string]any)
+	from, _ := move["from"].(map[string]any)
+	assert.Equal(t, "etcd.v0.9.2", from["name"], "the decision is the one on the move from the CSV that runs")
+}

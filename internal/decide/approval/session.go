@@ -22,6 +22,8 @@ type session struct {
 	owns map[types.NamespacedName]*member // decisions without plan companions
 	deps map[types.NamespacedName]*member // dependencies' decisions, by plan and CSV
 	subs map[string][]v1alpha1.Subscription
+	// denied is, by Subscription, the first move its document denied (its Doc and result).
+	denied map[types.NamespacedName]*member
 }
 
 // member is one Subscription's document and result.
@@ -42,6 +44,8 @@ func (d *Decider) session() *session {
 		owns: map[types.NamespacedName]*member{},
 		deps: map[types.NamespacedName]*member{},
 		subs: map[string][]v1alpha1.Subscription{},
+
+		denied: map[types.NamespacedName]*member{},
 	}
 }
 
