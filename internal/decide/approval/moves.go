@@ -81,7 +81,7 @@ func (s *session) walk(ctx context.Context, plan *v1alpha1.InstallPlan, csv, sta
 // the PackageManifest's, else the name's. Sources of this plan that disagree, or one that does
 // not parse, are a VersionConflict blocker.
 func to(plan *v1alpha1.InstallPlan, csv string, facts *v1alpha1.BundleFacts, decider map[string]any) (policies.End, *Blocker) {
-	sub := decider["subscription"].(map[string]any)
+	sub, _ := decider["subscription"].(map[string]any)
 	spec, _ := sub["spec"].(map[string]any)
 	get := func(k string) string { s, _ := spec[k].(string); return s }
 	e := policies.End{Name: csv, Package: get("name"), Channel: get("channel"), CatalogNamespace: get("sourceNamespace"), CatalogName: get("source")}
