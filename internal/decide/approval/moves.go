@@ -134,7 +134,7 @@ func (s *session) judgeMoves(ctx context.Context, plan *v1alpha1.InstallPlan, to
 	for _, d := range deciders {
 		denied := len(out)
 		for _, from := range froms {
-			doc := moveDoc(d.m.doc.Doc, plan, from, to, d.peers)
+			doc := moveDoc(d.m.doc.Doc, plan, d.sameRead(from), to, d.peers)
 			res := s.d.Policies.Evaluate(ctx, doc)
 			if res.Decision.Allowed {
 				continue
@@ -172,6 +172,23 @@ type decider struct {
 }
 
 func installedOf(m *member) string { return m.doc.Subscription.Status.InstalledCSV }
+
+// sameRead is from with, when it is the CSV d's document checks (its installed or replaced
+// CSV), that document's OperatorCondition: one read for both, so that the move is judged on
+// the facts the gate's own decision saw, never a later read of them.
+func (d decider) sameRead(from *policies.End) *policies.End {
+	doc := d.m.doc
+	checked := installedOf(d.m)
+	if checked == "" && doc.ReplacedCSV != nil {
+		checked = doc.ReplacedCSV.Name
+	}
+	if from == nil || from.Name != checked {
+		return from
+	}
+	e := *from
+	e.OperatorCondition = doc.Doc["operatorCondition"]
+	return &e
+}
 
 // planPeers are installPlanPeers of a document judging plan's move to csv: the plan's other
 // operators only (never another pending plan's), each with its own decision.

@@ -134,7 +134,7 @@ func nonNil(bs ...*Blocker) []Blocker {
 // deciders are the Subscriptions whose documents judge the moves to csv, each with why it
 // cannot let a plan through whatever its decision (unfit): every claimant (it must be Manual,
 // with a gate in Enforce mode), or, with none, the dependency the plan subscribes to (Enforce).
-// A claimant that does not exist is a blocker.
+// A claimant that does not exist, or whose own decision does not allow, is a blocker.
 func (s *session) deciders(ctx context.Context, plan *v1alpha1.InstallPlan, csv string, subs []*v1alpha1.Subscription, facts *v1alpha1.BundleFacts) ([]decider, []Blocker, error) {
 	if len(subs) == 0 {
 		if len(facts.Dependencies) == 0 {
@@ -164,6 +164,10 @@ func (s *session) deciders(ctx context.Context, plan *v1alpha1.InstallPlan, csv 
 		}
 		if m == nil {
 			blockers = append(blockers, *b)
+			continue
+		}
+		if !m.result.Decision.Allowed { // its own decision, as its gate records it, holds
+			blockers = append(blockers, Blocker{CSV: csv, Subscription: key.String(), Reason: BlockDenied, Codes: Standing(m.result.Decision)})
 			continue
 		}
 		out = append(out, decider{key: key, m: m, peers: peers, unfit: b})
