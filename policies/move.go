@@ -76,7 +76,7 @@ func versionData(v string) any {
 // and the olm.package property: tolerantly, so "v2.0" is 2.0.0; build metadata kept).
 func BundleVersion(s string) (string, bool) {
 	v, err := bsemver.ParseTolerant(s)
-	if err != nil || s == "" {
+	if err != nil {
 		return "", false
 	}
 	return v.String(), true
@@ -147,7 +147,7 @@ func SubscriptionMove(doc map[string]any) *Move {
 		m.From.SetVersion(documentVersions(doc, installed, csv)...)
 	case replaced != nil:
 		name := str(replaced, "metadata", "name")
-		m.From = &End{Name: name, Package: CSVPackage(replaced), Phase: str(replaced, "status", "phase"), OperatorCondition: doc["operatorCondition"]}
+		m.From = &End{Name: name, Package: PropertiesPackage(str(replaced, "metadata", "annotations", "operatorframework.io/properties")), Phase: str(replaced, "status", "phase"), OperatorCondition: doc["operatorCondition"]}
 		m.From.SetVersion(documentVersions(doc, name, replaced)...)
 	}
 	return m
@@ -210,9 +210,9 @@ func ExtensionMove(doc map[string]any) *Move {
 	return m
 }
 
-// CSVPackage is the package a CSV object's olm.package property names ("" when none).
-func CSVPackage(csv map[string]any) string {
-	props := str(csv, "metadata", "annotations", "operatorframework.io/properties")
+// PropertiesPackage is the package the olm.package property of a bundle's properties document
+// (a CSV's operatorframework.io/properties annotation) names; "" when none.
+func PropertiesPackage(props string) string {
 	if props == "" {
 		return ""
 	}

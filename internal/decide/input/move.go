@@ -19,8 +19,7 @@ func (b *Builder) From(ctx context.Context, csv *v1alpha1.ClusterServiceVersion,
 	if g.err != nil {
 		return nil, fmt.Errorf("read the OperatorCondition of %s/%s: %w", csv.Namespace, csv.Name, g.err)
 	}
-	doc, _ := object(csv.DeepCopy()).(map[string]any)
-	e := &policies.End{Name: csv.Name, Package: policies.CSVPackage(doc), Phase: string(csv.Status.Phase), OperatorCondition: object(oc)}
+	e := &policies.End{Name: csv.Name, Package: policies.PropertiesPackage(csv.Annotations[v1alpha1.PropertiesAnnotation]), Phase: string(csv.Status.Phase), OperatorCondition: object(oc)}
 	if owner != nil {
 		e.Owner = map[string]any{"kind": "Subscription", "namespace": owner.Namespace, "name": owner.Name}
 		if e.Package == "" && owner.Spec != nil {
