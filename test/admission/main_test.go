@@ -11,7 +11,8 @@ import (
 )
 
 var (
-	// upstream serves OLM's upstream CRDs: no structured sources, spec.sourceType required.
+	// upstream serves OLM's upstream CRDs: no structured sources, spec.sourceType required;
+	// OLM v1's too, when built, for the gate lock.
 	upstream *controlplane.Env
 	// ours serves Tollgate's CRDs, whose CatalogSource has the structured sources.
 	ours *controlplane.Env
@@ -22,10 +23,20 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	var err error
-	upstream, err = controlplane.Start(controlplane.Options{
+	auditDir, err := os.MkdirTemp("", "tollgate-audit-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(auditDir) }()
+	opts, err := gateLockOptions(controlplane.Options{
 		CRDDirs: []string{repo.Path("test", "testdata", "olm-upstream")},
-	})
+	}, auditDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	upstream, err = controlplane.Start(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
