@@ -16,6 +16,7 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/decide/policysource"
+	"github.com/tollgate-dev/tollgate/test/framework/gatelock"
 	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
@@ -38,12 +39,18 @@ func (w *world) loadPack(name string) {
 	}, func() string { return "status annotation " + cm.Annotations[policysource.StatusAnnotation] })
 }
 
-// approveByHand sets spec.approved on the plan ns/name, as a person with the right to do so
-// does (nothing but Tollgate's gate-lock component, not installed here, would stop it).
+// approveByHand sets spec.approved on the plan ns/name, as a person does: the gate lock
+// refuses a cluster admin, and a member of its break-glass group approves.
 func (w *world) approveByHand(ns, name string) {
 	w.t.Helper()
+	approve := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"approved":true}}`))
 	plan := &v1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	require.NoError(w.t, w.c.Patch(w.ctx, plan, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"approved":true}}`))))
+	err := w.c.Patch(w.ctx, plan, approve)
+	require.True(w.t, gatelock.Refused(err), "the gate lock refuses a cluster admin's approval: %v", err)
+	w.t.Logf("refused: %v", err)
+	breakGlass, err := gatelock.BreakGlass(w.env.Config)
+	require.NoError(w.t, err)
+	require.NoError(w.t, breakGlass.Patch(w.ctx, plan, approve))
 }
 
 // overrideOnGate adds an override of code to the UpgradeGate ns/name, as an admin does.

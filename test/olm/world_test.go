@@ -19,6 +19,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/gatelock"
 	"github.com/tollgate-dev/tollgate/test/framework/process"
 	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
@@ -88,6 +89,8 @@ func newOLMWorld(t *testing.T, withTollgateCRDs bool, releases ...release) *worl
 	for _, ns := range []string{globalNS, policyNS} {
 		w.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	}
+	// Every scenario runs under the gate lock: OLM is never refused by it.
+	require.NoError(t, gatelock.Install(ctx, env.Config, w.c, false))
 	w.opm = startOPM(t, w.logDir, releases)
 	w.catalogSource(catalogName, w.opm)
 	w.startOLM()

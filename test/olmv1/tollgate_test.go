@@ -50,10 +50,9 @@ type tollgate struct {
 	done   chan error
 }
 
-// applyRBAC creates Tollgate's namespace and applies config/rbac.
+// applyRBAC applies config/rbac in Tollgate's namespace (newWorld creates it).
 func (w *world) applyRBAC() {
 	w.t.Helper()
-	w.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: policyNS}})
 	objs, err := controlplane.Kustomize("config/rbac")
 	require.NoError(w.t, err)
 	for _, obj := range objs {

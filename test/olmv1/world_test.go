@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/gatelock"
 	"github.com/tollgate-dev/tollgate/test/framework/process"
 	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
@@ -93,6 +94,9 @@ func newWorld(t *testing.T) *world {
 	w.registry.publishCatalog(sample("catalog"))
 	w.createSystem()
 	w.createInstaller()
+	w.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: policyNS}})
+	// Every scenario runs under the gate lock: OLM v1 is never refused by it.
+	require.NoError(t, gatelock.Install(ctx, env.Config, w.c, true))
 	w.startCatalogd()
 	w.startOperatorController()
 	t.Cleanup(w.printLogsOnFailure) // after the processes' Stop, so it runs before them
