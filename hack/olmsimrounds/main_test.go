@@ -45,7 +45,7 @@ func TestReportGivesMediansAndRatiosToTheSameRoundsBare(t *testing.T) {
 		r.Plans.Latency.P50, r.Flip.Latency.P50 = p50, 2*p50
 		r.Plans.Correct, r.Flip.Correct, r.CPU = 800, 200, p50/2
 		r.PhaseCPU = map[string]map[string]float64{"plans": {machine: p50 / 10, apiServer: p50 / 20}, "flip": {machine: p50 / 100}}
-		r.Write.Phases = append(r.Write.Phases, phaseWrites{Phase: "flip", Total: int(flipWrites)})
+		r.Write.Phases = append(r.Write.Phases, phaseWrites{Phase: "plans", Total: int(8 * p50)}, phaseWrites{Phase: "flip", Total: int(flipWrites)})
 		return r
 	}
 	builds := []build{{name: "new"}, {name: bare}}
@@ -56,6 +56,8 @@ func TestReportGivesMediansAndRatiosToTheSameRoundsBare(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, report(&out, builds, results))
 	assert.Contains(t, out.String(), "new          300 200 240   median 240   to bare 2.00 2.00 1.20, median 2.00×")
+	assert.Contains(t, out.String(), "median 2.00×\n               added to bare +150 +100 +40, median +100 (+40 to +150) ms\n", "what Tollgate adds, round by round")
+	assert.Contains(t, out.String(), "writes per approval in the plans phase, system under test\n  new          3.00 2.00 2.40   median 2.40")
 	assert.Contains(t, out.String(), "bare         150 100 200   median 150\n")
 	assert.Contains(t, out.String(), "new          400 380 390   median 390")
 	assert.Contains(t, out.String(), "new          150.0 100.0 120.0   median 120.0   to bare 2.00 2.00 1.20, median 2.00×")
