@@ -32,7 +32,7 @@ type lockCase struct {
 	create bool
 	// subresource is the subresource the patch goes to ("" for the object).
 	subresource string
-	// patch is a JSON merge patch, as kubectl patch --type merge sends; %s is the object's name.
+	// patch is a JSON merge patch, as kubectl patch --type merge sends.
 	patch string
 	// refused are phrases of the refusal, each with %[1]s the namespace and %[2]s the object's
 	// name; none when the write is admitted.
@@ -77,7 +77,7 @@ func runLockCases(t *testing.T, r schema.GroupVersionResource, ns, policy string
 					key := policy + "/break-glass"
 					got, err := auditAnnotation(ctx, r.Resource, name, tc.as.name, key)
 					require.NoError(t, err)
-					assert.Equal(t, sprintf(tc.audit, ns, name), got, "the audit annotation %s", key)
+					assert.Equal(t, fill(tc.audit, ns, name), got, "the audit annotation %s", key)
 					t.Logf("audit annotation %s: %s", key, got)
 				}
 				return
@@ -97,12 +97,12 @@ func requireRefused(t *testing.T, err error, policy, ns, name string, phrases []
 	assert.Contains(t, msg, "ValidatingAdmissionPolicy '"+policy+"' with binding '"+policy+"' denied request: ")
 	assert.NotContains(t, msg, "\n", "a refusal is one line")
 	for _, p := range phrases {
-		assert.Contains(t, msg, sprintf(p, ns, name))
+		assert.Contains(t, msg, fill(p, ns, name))
 	}
 }
 
-// sprintf fills %[1]s and %[2]s of format with ns and name.
-func sprintf(format, ns, name string) string {
+// fill fills %[1]s and %[2]s of format with ns and name.
+func fill(format, ns, name string) string {
 	return strings.NewReplacer("%[1]s", ns, "%[2]s", name).Replace(format)
 }
 
