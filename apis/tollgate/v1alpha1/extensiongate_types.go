@@ -94,6 +94,12 @@ type ExtensionGateStatus struct {
 	// Decision is the decision on the highest candidate: why the pin is not higher.
 	// +optional
 	Decision Decision `json:"decision,omitempty"`
+	// Bypasses are the most recent moves of the ClusterExtension's pin away from the one
+	// Tollgate owned, newest first, each recorded once (at most MaxBypasses).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=5
+	Bypasses []Bypass `json:"bypasses,omitempty"`
 }
 
 // ExtensionGate gates the upgrades of the OLM v1 ClusterExtension of the same name: Tollgate

@@ -160,6 +160,12 @@ type UpgradeGateStatus struct {
 	Health []metav1.Condition `json:"health,omitempty"`
 	// +optional
 	Decision Decision `json:"decision,omitempty"`
+	// Bypasses are the most recent InstallPlans of this Subscription approved without
+	// Tollgate's approval record, newest first, each recorded once (at most MaxBypasses).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=5
+	Bypasses []Bypass `json:"bypasses,omitempty"`
 }
 
 // UpgradeGate holds or releases the upgrades of one OLM Subscription.

@@ -108,6 +108,29 @@ func TestEventShape(t *testing.T) {
 	assert.Equal(t, engine.Digest(heldDecision().Doc), decode(t, buf.Bytes())["input_digest"], "the gate's status.decision.inputDigest")
 }
 
+// TestABypassIsLoggedWithoutInput: a bypass records what someone else did; it carries the
+// gate's decision then (its bundles and input_digest), and reads back as an event.
+func TestABypassIsLoggedWithoutInput(t *testing.T) {
+	var buf bytes.Buffer
+	set := metav1.NewTime(time.Date(2026, 11, 20, 11, 30, 0, 0, time.UTC))
+	newLogger(decisionlog.NewWriterSink(&buf), false).Bypass(decisionlog.BypassResult{
+		GateKind: "UpgradeGate", Gate: engine.ObjectKey{Namespace: "demo", Name: "etcd"},
+		Bypass: tollgatev1alpha1.Bypass{
+			Kind: tollgatev1alpha1.BypassKindInstallPlan, Name: "install-etcd-v0-9-4", UID: "6a1f2b3c-0000-4000-8000-000000000001",
+			Field: tollgatev1alpha1.BypassFieldApproved, To: "true", By: "kubectl-patch", At: &set,
+			SeenAt:   metav1.NewTime(time.Date(2026, 11, 20, 11, 30, 2, 0, time.UTC)),
+			Decision: tollgatev1alpha1.BypassDecision{Codes: []string{"OperatorNotUpgradeable"}, PolicyRevision: "0123456789ab", InputDigest: "9f86d081884c"},
+		},
+	})
+	golden(t, "bypass.json", buf.Bytes())
+	logged, err := decisionlog.Read(&buf)
+	require.NoError(t, err)
+	require.Len(t, logged, 1)
+	assert.Equal(t, decisionlog.PathBypass, logged[0].Event.Path)
+	assert.Nil(t, logged[0].Event.Input)
+	assert.Empty(t, logged[0].Event.Erased, "no input was erased: there was none")
+}
+
 func TestPolicyErrorIsLoggedAsError(t *testing.T) {
 	var buf bytes.Buffer
 	dec := heldDecision()
@@ -121,6 +144,7 @@ func TestNilLoggerLogsNothing(t *testing.T) {
 	var log *decisionlog.Logger
 	log.Decision(heldDecision())
 	log.Approval(heldDecision(), &v1alpha1.InstallPlan{})
+	log.Bypass(decisionlog.BypassResult{})
 }
 
 func TestWriterSinkLinesNeverInterleave(t *testing.T) {

@@ -2,7 +2,7 @@
 // pipelines that ingest OPA's decision logs (console lines, or batches POSTed by OPA's
 // decision log plugin) ingest Tollgate's too.
 //
-// Two kinds of event are logged, one JSON object each, with the field names of OPA's EventV1
+// Four kinds of event are logged, one JSON object each, with the field names of OPA's EventV1
 // (v1/plugins/logs):
 //
 //   - a decision that changed a gate: path "tollgate/main/result" (the query
@@ -10,9 +10,16 @@
 //     policies' result (decision, conditions, health, ... as engine.Result encodes it);
 //   - an approval of an InstallPlan: path "tollgate/approval", input the input document of
 //     the decision that allowed it, result {"approved", "installPlan", "csvs",
-//     "subscription", "decision", "revision"}.
+//     "subscription", "decision", "revision"};
+//   - a pin an ExtensionGate set on its ClusterExtension: path "tollgate/pin" (PinResult);
+//   - a bypass, an InstallPlan approved or a ClusterExtension's pin moved by someone else than
+//     Tollgate, once, when its gate records it: path "tollgate/bypass", no input (nothing is
+//     decided), result BypassResult {"gateKind", "gate", "kind", "name", "uid", "field",
+//     "from", "to", "by" (the field manager, or "unknown"), "at", "seenAt", "decision"
+//     (what the gate's policies said then: "allowed", "codes", "policyRevision",
+//     "inputDigest")}, its bundles and input_digest those of that decision.
 //
-// Both carry labels {"app": "tollgate", "id": <instance>, "version": <Tollgate's version>},
+// Every event carries labels {"app": "tollgate", "id": <instance>, "version": <Tollgate's version>},
 // a random decision_id, bundles {"tollgate": {"revision": <policy revision>}} plus one entry
 // per OPA bundle loaded with --bundle (its location, and its manifest revision),
 // requested_by "tollgate", and an RFC 3339 timestamp. Tollgate adds two fields of its own:

@@ -13,6 +13,7 @@ import (
 	"os"
 	"time"
 
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 )
 
@@ -25,6 +26,9 @@ const (
 	PathApproval = "tollgate/approval"
 	// PathPin is the path of a ClusterExtension's pin, set by its ExtensionGate.
 	PathPin = "tollgate/pin"
+	// PathBypass is the path of a bypass: an InstallPlan approved, or a ClusterExtension's
+	// pin moved, by someone else than Tollgate. It records what happened; nothing is decided.
+	PathBypass = "tollgate/bypass"
 	// RequestedBy is every event's requested_by.
 	RequestedBy = "tollgate"
 	// PolicyBundle is the key under bundles of the policy revision (engine.Engine.Revision).
@@ -89,6 +93,17 @@ type PinResult struct {
 	// Decision is the decision on the version pinned.
 	Decision engine.Decision `json:"decision"`
 	Revision string          `json:"revision"`
+}
+
+// BypassResult is the result of a bypass event: what a gate recorded (tollgatev1alpha1.Bypass:
+// the object, what changed, the field manager and when, and what the gate's policies said
+// then, as "decision": allowed, codes, policyRevision, inputDigest) and the gate.
+type BypassResult struct {
+	// GateKind is UpgradeGate or ExtensionGate; Gate names it (an ExtensionGate has no
+	// namespace).
+	GateKind string           `json:"gateKind"`
+	Gate     engine.ObjectKey `json:"gate"`
+	tollgatev1alpha1.Bypass
 }
 
 // NewDecisionID is 16 random bytes as a UUID (version 4).

@@ -169,26 +169,43 @@ func (l *Logger) Approval(dec *approval.Decision, plan *v1alpha1.InstallPlan) {
 	l.write(ev)
 }
 
+// Bypass logs a bypass a gate recorded. It has no input (nothing was decided): its bundles
+// and input_digest are those of the gate's decision then (b.Decision), which the input the
+// gate had decided on and its logged decision event carry too.
+func (l *Logger) Bypass(b BypassResult) {
+	if l == nil {
+		return
+	}
+	ev := l.base(PathBypass, b.Decision.PolicyRevision)
+	ev.InputDigest = b.Decision.InputDigest
+	ev.Result = b
+	l.write(ev)
+}
+
 // event is an event of path on input, decided by the policy revision rev.
 func (l *Logger) event(path string, input map[string]any, rev string) *Event {
+	ev := l.base(path, rev)
+	ev.Input, ev.InputDigest, ev.InputSHA256 = input, engine.Digest(input), InputSHA256(input)
+	if l.opts.OmitInput {
+		ev.Input, ev.Erased = nil, []string{ErasedInput}
+	}
+	return ev
+}
+
+// base is an event of path, without input, under the policy revision rev.
+func (l *Logger) base(path, rev string) *Event {
 	ev := &Event{
 		Labels:      l.opts.Labels,
 		DecisionID:  NewDecisionID(),
 		Bundles:     map[string]BundleInfo{PolicyBundle: {Revision: rev}},
 		Path:        path,
-		Input:       input,
 		RequestedBy: RequestedBy,
 		Timestamp:   l.opts.Now().UTC(),
-		InputDigest: engine.Digest(input),
-		InputSHA256: InputSHA256(input),
 	}
 	if l.opts.Bundles != nil {
 		for name, r := range l.opts.Bundles() {
 			ev.Bundles[name] = BundleInfo{Revision: r}
 		}
-	}
-	if l.opts.OmitInput {
-		ev.Input, ev.Erased = nil, []string{ErasedInput}
 	}
 	return ev
 }

@@ -8,6 +8,7 @@ import (
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/internal/decide/bypass"
 	"github.com/tollgate-dev/tollgate/internal/decide/pin"
 )
 
@@ -22,7 +23,12 @@ type ExtensionObservation struct {
 	Catalogs []string
 	// Extra are the conditions Tollgate originates itself (PinOwned).
 	Extra []metav1.Condition
-	Now   metav1.Time
+	// Bypasses are the moves of the pin behind the gate that this decision found and the
+	// status does not record yet, without their decision: each is recorded with what the
+	// gate's status said of the version set then (bypass.PinDecision; on a first decision,
+	// what this one says).
+	Bypasses []tollgatev1alpha1.Bypass
+	Now      metav1.Time
 }
 
 // NextExtension computes an ExtensionGate's status, with Next's rules: times move only when
@@ -44,6 +50,13 @@ func NextExtension(old tollgatev1alpha1.ExtensionGateStatus, o ExtensionObservat
 	next.Conditions = mergeConditions(old.Conditions, conditions, o.Now)
 	next.Health = mergeConditions(old.Health, health, o.Now)
 	next.Decision = stamped(old.Decision, decisionOf(old.Decision, res), func() string { return engine.Digest(head.Input) }, o.Now)
+	then := old
+	if old.Decision.EvaluatedAt == nil && old.Decision.PolicyRevision == "" {
+		then = next
+	}
+	next.Bypasses = recordBypasses(old.Bypasses, o.Bypasses, func(b tollgatev1alpha1.Bypass) tollgatev1alpha1.BypassDecision {
+		return bypass.PinDecision(then, b.To)
+	})
 	return next, append(p1, p2...)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/internal/decide/bypass"
 )
 
 // reasonPattern is what metav1.Condition accepts as a reason.
@@ -57,7 +58,12 @@ type Observation struct {
 	// of them, that approval never happened (it failed after a status written first had
 	// recorded it) and the record is withdrawn.
 	Unapproved []string
-	Now        metav1.Time
+	// Bypasses are the plans approved behind the gate that this evaluation found and its
+	// status does not record yet (bypass.InstallPlans), without their decision: each is
+	// recorded with the gate's decision at that moment (the one its status held; on a first
+	// decision, this one).
+	Bypasses []tollgatev1alpha1.Bypass
+	Now      metav1.Time
 }
 
 // Next computes the gate's status from an observation. Condition transition times move only
@@ -84,7 +90,32 @@ func Next(old tollgatev1alpha1.UpgradeGateStatus, o Observation) (next tollgatev
 	next.Conditions = mergeConditions(old.Conditions, append(conditions, o.Extra...), o.Now)
 	next.Health = mergeConditions(old.Health, health, o.Now)
 	next.Decision = nextDecision(old.Decision, o)
+	next.Bypasses = recordBypasses(old.Bypasses, o.Bypasses, func(tollgatev1alpha1.Bypass) tollgatev1alpha1.BypassDecision {
+		return bypass.DecisionOf(decisionThen(old.Decision, next.Decision))
+	})
 	return next, append(p1, p2...)
+}
+
+// recordBypasses records found in list (bypass.Add), each with the decision then says of it.
+func recordBypasses(list, found []tollgatev1alpha1.Bypass, then func(tollgatev1alpha1.Bypass) tollgatev1alpha1.BypassDecision) []tollgatev1alpha1.Bypass {
+	if len(found) == 0 {
+		return list
+	}
+	decided := make([]tollgatev1alpha1.Bypass, len(found))
+	for i, b := range found {
+		b.Decision = then(b)
+		decided[i] = b
+	}
+	return bypass.Add(list, decided...)
+}
+
+// decisionThen is the gate's decision when a bypass was seen: the one its status held, or,
+// when it held none yet, the one this evaluation makes.
+func decisionThen(old, next tollgatev1alpha1.Decision) tollgatev1alpha1.Decision {
+	if old.EvaluatedAt == nil && old.PolicyRevision == "" {
+		return next
+	}
+	return old
 }
 
 func nextDecision(old tollgatev1alpha1.Decision, o Observation) tollgatev1alpha1.Decision {

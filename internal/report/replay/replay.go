@@ -138,6 +138,8 @@ func replayOne(ctx context.Context, p Policies, l decisionlog.Logged) Event {
 // notReplayable says why l cannot be replayed, or "" when it can.
 func notReplayable(l decisionlog.Logged, logged *Decision) string {
 	switch {
+	case l.Event.Path == decisionlog.PathBypass:
+		return "a bypass: a record of what someone else did, with no decision to replay"
 	case l.Event.Path != decisionlog.PathDecision && l.Event.Path != decisionlog.PathApproval && l.Event.Path != decisionlog.PathPin:
 		return "not a Tollgate decision (path " + l.Event.Path + ")"
 	case l.Event.Input == nil:

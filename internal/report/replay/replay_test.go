@@ -158,6 +158,11 @@ func inputReplayCases() []replayCase {
 			want: [2]*replay.Decision{allowedAsLogged(), nil},
 		},
 		{
+			name: "a bypass records what someone else did: nothing to replay", event: withPath(without(logged(allow()), "input"), decisionlog.PathBypass),
+			outcome: replay.OutcomeNotReplayable, reason: "a bypass: a record of what someone else did, with no decision to replay",
+			want: [2]*replay.Decision{allowedAsLogged(), nil},
+		},
+		{
 			name: "an event without input_digest is INPUT EDITED, whatever it decides", event: without(logged(allow()), "input_digest"),
 			replayed: engine.Result{Decision: allow()}, outcome: replay.OutcomeInputEdited,
 			reason: "no input_digest: Tollgate logs one with every input",
