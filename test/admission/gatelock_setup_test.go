@@ -31,6 +31,7 @@ import (
 // The gate lock (config/components/gate-lock) as it is shipped.
 const (
 	planPolicy         = "tollgate-gate-lock-installplan-approval"
+	executionPolicy    = "tollgate-gate-lock-installplan-execution"
 	pinPolicy          = "tollgate-gate-lock-clusterextension-pin"
 	subscriptionPolicy = "tollgate-gate-lock-subscription-approval"
 	gateLockParams     = "tollgate-gate-lock"

@@ -165,6 +165,54 @@ func TestGateLockInstallPlanApproval(t *testing.T) {
 	})
 }
 
+// TestGateLockInstallPlanExecution: OLM runs a plan whose status.phase is Installing, approved
+// or not, so no one may move an unapproved plan there; OLM's own move of an approved plan, and
+// its other status writes, are admitted.
+func TestGateLockInstallPlanExecution(t *testing.T) {
+	ctx := t.Context()
+	require.NoError(t, applyGateLockOnce(ctx))
+	ns, err := namespace(ctx, upstream, "execution")
+	require.NoError(t, err)
+	waiting := func(approved bool) func(ns, name string) *unstructured.Unstructured {
+		return func(ns, name string) *unstructured.Unstructured {
+			plan := installPlan(ns, name, false, nil)
+			require.NoError(t, unstructured.SetNestedField(plan.Object, approved, "spec", "approved"))
+			return plan
+		}
+	}
+	require.NoError(t, waitExecutionLocked(ctx, ns, waiting(false)))
+	const install = `{"status":{"phase":"Installing","catalogSources":["operatorhubio"]}}`
+	refused := []string{"moving InstallPlan %[1]s/%[2]s to phase Installing while spec.approved is false is refused: OLM would install it without an approval;"}
+
+	runLockCases(t, installPlans, ns, executionPolicy, []lockCase{
+		{name: "a tenant running an unapproved plan through its status is refused", as: tenant, object: waiting(false), subresource: "status", patch: install, refused: refused},
+		{name: "so is a member of the break-glass group: the way is to approve it", as: breakGlass, object: waiting(false), subresource: "status", patch: install, refused: refused},
+		{name: "OLM moving an approved plan to Installing is admitted", as: olmOperator, object: waiting(true), subresource: "status", patch: install},
+		{name: "OLM's other status writes of an unapproved plan are admitted", as: olmOperator, object: waiting(false), subresource: "status", patch: `{"status":{"phase":"RequiresApproval","catalogSources":["operatorhubio"]}}`},
+	})
+}
+
+// waitExecutionLocked dry-runs the write the execution policy refuses until it does: the API
+// server picks up a new policy after a moment.
+func waitExecutionLocked(ctx context.Context, ns string, plan func(ns, name string) *unstructured.Unstructured) error {
+	obj := plan(ns, "execution-probe")
+	if err := upstream.Client.Create(ctx, obj); err != nil {
+		return fmt.Errorf("create the probe plan: %w", err)
+	}
+	c, err := tenant.resource(upstream, installPlans)
+	if err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		_, err := c.Namespace(ns).Patch(ctx, obj.GetName(), types.MergePatchType, []byte(`{"status":{"phase":"Installing","catalogSources":["operatorhubio"]}}`),
+			metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}, "status")
+		if err != nil && strings.Contains(err.Error(), executionPolicy) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s did not refuse within 2 minutes", executionPolicy)
+}
+
 func TestGateLockSubscriptionApproval(t *testing.T) {
 	ctx := t.Context()
 	require.NoError(t, applyGateLockOnce(ctx))

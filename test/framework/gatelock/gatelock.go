@@ -53,7 +53,7 @@ func Install(ctx context.Context, cfg *rest.Config, c client.Client, extensions 
 	if err := c.Create(ctx, ns); err != nil {
 		return fmt.Errorf("create namespace %s: %w", probeNamespace, err)
 	}
-	probes := []probe{planProbe(), subscriptionProbe()}
+	probes := []probe{planProbe(), runProbe(), subscriptionProbe()}
 	if extensions {
 		probes = append(probes, extensionProbe())
 	}
@@ -64,6 +64,7 @@ func Install(ctx context.Context, cfg *rest.Config, c client.Client, extensions 
 type probe struct {
 	obj    *unstructured.Unstructured
 	change string // a JSON merge patch
+	status bool   // of the status subresource
 }
 
 // waitRefused creates each probe's object, then dry-runs its change as an outsider until the API
@@ -86,7 +87,7 @@ func waitRefused(ctx context.Context, cfg *rest.Config, c client.Client, probes 
 	deadline := time.Now().Add(time.Minute)
 	for _, p := range probes {
 		for {
-			err := outsider.Patch(ctx, p.obj.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(p.change)), client.DryRunAll)
+			err := p.dryRun(ctx, outsider)
 			if Refused(err) {
 				break
 			}
@@ -100,6 +101,15 @@ func waitRefused(ctx context.Context, cfg *rest.Config, c client.Client, probes 
 		}
 	}
 	return nil
+}
+
+// dryRun dry-runs the probe's change as c.
+func (p probe) dryRun(ctx context.Context, c client.Client) error {
+	patch := client.RawPatch(types.MergePatchType, []byte(p.change))
+	if p.status {
+		return c.Status().Patch(ctx, p.obj.DeepCopy(), patch, client.DryRunAll)
+	}
+	return c.Patch(ctx, p.obj.DeepCopy(), patch, client.DryRunAll)
 }
 
 // Refused says whether err is the lock's refusal.
@@ -141,6 +151,13 @@ func planProbe() probe {
 		}),
 		change: `{"spec":{"approved":true}}`,
 	}
+}
+
+// runProbe moves an unapproved plan to Installing, which OLM would run.
+func runProbe() probe {
+	p := planProbe()
+	p.obj.SetName("probe-run")
+	return probe{obj: p.obj, change: `{"status":{"phase":"Installing","catalogSources":["probe"]}}`, status: true}
 }
 
 func subscriptionProbe() probe {
