@@ -18,6 +18,7 @@ import (
 
 	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/decide/bypass"
 	"github.com/tollgate-dev/tollgate/internal/decide/catalogd"
 	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
 	"github.com/tollgate-dev/tollgate/internal/decide/gatestatus"
@@ -95,22 +96,24 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		gate = fresh
 		move = r.nextPin(gate, ext, out)
 	}
+	var bypassed []tollgatev1alpha1.Bypass
 	if move.write {
+		bypassed = r.pinBypasses(ctx, gate, ext, move) // before the write that replaces who set the pin
 		if err := r.setPin(ctx, ext, move, out); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.recordStatus(ctx, gate, ext, facts, out, move); err != nil {
+	if err := r.recordStatus(ctx, gate, ext, facts, out, move, bypassed); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: r.requeueAfter(out)}, nil
 }
 
-// recordStatus writes the gate's status. Once a pin is set, its record (status.pin) must
-// follow, or the next decision would take Tollgate's own pin back as someone else's: a write
-// that meets a newer gate is made again on it.
-func (r *ExtensionReconciler) recordStatus(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, facts pin.Gathered, out pin.Outcome, move pinMove) error {
-	err := r.writeStatus(ctx, gate, ext, facts, out, move)
+// recordStatus writes the gate's status, with the bypasses to record. Once a pin is set, its
+// record (status.pin) must follow, or the next decision would take Tollgate's own pin back as
+// someone else's: a write that meets a newer gate is made again on it.
+func (r *ExtensionReconciler) recordStatus(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, facts pin.Gathered, out pin.Outcome, move pinMove, bypassed []tollgatev1alpha1.Bypass) error {
+	err := r.writeStatus(ctx, gate, ext, facts, out, move, bypassed)
 	if err == nil || !move.write || !apierrors.IsConflict(err) {
 		return err
 	}
@@ -119,7 +122,7 @@ func (r *ExtensionReconciler) recordStatus(ctx context.Context, gate *tollgatev1
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(gate), fresh); err != nil {
 			return err
 		}
-		return r.writeStatus(ctx, fresh, ext, facts, out, move)
+		return r.writeStatus(ctx, fresh, ext, facts, out, move, bypassed)
 	})
 }
 
@@ -145,8 +148,8 @@ func (r *ExtensionReconciler) requeueAfter(out pin.Outcome) time.Duration {
 
 // writeStatus records the outcome in the gate's status when it changed: status.pin is the pin
 // Tollgate set or accepted, and stays as it was when Tollgate owns none (Audit, nothing
-// installed).
-func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, facts pin.Gathered, out pin.Outcome, move pinMove) error {
+// installed); the bypasses it records are reported once written.
+func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, facts pin.Gathered, out pin.Outcome, move pinMove, bypassed []tollgatev1alpha1.Bypass) error {
 	pkg := ""
 	if ext.Spec.Source.Catalog != nil {
 		pkg = ext.Spec.Source.Catalog.PackageName
@@ -157,7 +160,7 @@ func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1a
 	}
 	next, problems := gatestatus.NextExtension(gate.Status, gatestatus.ExtensionObservation{
 		Generation: gate.Generation, Package: pkg, Outcome: out, Pin: owned,
-		Catalogs: facts.Digests, Extra: []metav1.Condition{move.condition(gate.Generation)}, Now: metav1.NewTime(r.now()),
+		Catalogs: facts.Digests, Extra: []metav1.Condition{move.condition(gate.Generation)}, Bypasses: bypassed, Now: metav1.NewTime(r.now()),
 	})
 	for _, p := range problems {
 		r.Recorder.Event(gate, "Warning", "InvalidPolicyResult", p)
@@ -169,8 +172,13 @@ func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1a
 		logf.FromContext(ctx).Info("decision changed", "allowed", next.Decision.Allowed, "blockedBy", next.Decision.BlockedBy, "installed", out.Installed, "pin", move.pin)
 		r.DecisionLog.Decided(out.Head.Input, out.Head.Result)
 	}
+	old := gate.Status
 	gate.Status = next
-	return r.Status().Update(ctx, gate)
+	if err := r.Status().Update(ctx, gate); err != nil {
+		return err
+	}
+	r.reportPinBypasses(gate, ext, bypass.Added(old.Bypasses, next.Bypasses))
+	return nil
 }
 
 // writeMissing records that the gated ClusterExtension does not exist.

@@ -37,8 +37,9 @@ const extDigest = "registry.example/catalogs/demo@sha256:2f6bd7ad0d3b0fbc0f6a1f1
 
 // extensionWorld starts a control plane with OLM v1's CRDs, a catalogd serving catalog revision
 // 2 (tollgate-demo 1.0.0, 1.1.0, 1.2.0), its ClusterCatalog, and Tollgate's manager gating OLM v1
-// alone; no OLM runs. It is skipped without OLM v1's CRDs (`make olmv1`), except in CI.
-func extensionWorld(t *testing.T) (client.Client, context.Context, func(content, digest string)) {
+// alone, its options changed by each of with; no OLM runs. It is skipped without OLM v1's CRDs
+// (`make olmv1`), except in CI.
+func extensionWorld(t *testing.T, with ...func(*controllers.Options)) (client.Client, context.Context, func(content, digest string)) {
 	t.Helper()
 	dir := process.FindBuild("TOLLGATE_OLMV1_BIN", "olmv1", "crds")
 	if dir == "" {
@@ -81,8 +82,11 @@ func extensionWorld(t *testing.T) (client.Client, context.Context, func(content,
 	require.NoError(t, err)
 	httpClient, err := catalogd.HTTPClient(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: server.Certificate().Raw}))
 	require.NoError(t, err)
-	_, err = controllers.Setup(ctx, mgr, controllers.Options{PolicyNamespace: "tollgate-system", SkipSubscriptions: true,
-		Extensions: catalogd.New(catalogd.Options{HTTP: httpClient})})
+	opts := controllers.Options{PolicyNamespace: "tollgate-system", SkipSubscriptions: true, Extensions: catalogd.New(catalogd.Options{HTTP: httpClient})}
+	for _, change := range with {
+		change(&opts)
+	}
+	_, err = controllers.Setup(ctx, mgr, opts)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

@@ -1,9 +1,11 @@
 package controllers
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
@@ -103,5 +105,45 @@ func TestDeniedAdmittedCondition(t *testing.T) {
 	assert.Equal(t, int64(3), c.ObservedGeneration)
 	for _, want := range []string{"p-rebuilt.v1.0.0 of catalog vendor (VersionNotAllowed)", "spec.availabilityMode", "spec.source.catalog.channels", "spec.overrides"} {
 		assert.Contains(t, c.Message, want)
+	}
+}
+
+// A pin moved behind the gate is a bypass only while Tollgate owned one: its status records a
+// pin, its PinOwned condition said so, and the pin now admits other bundles.
+func TestPinBypasses(t *testing.T) {
+	r := &ExtensionReconciler{}
+	owned := metav1.Condition{Type: tollgatev1alpha1.ConditionPinOwned, Status: metav1.ConditionTrue, Reason: "Held"}
+	audit := metav1.Condition{Type: tollgatev1alpha1.ConditionPinOwned, Status: metav1.ConditionFalse, Reason: "Audit"}
+	recorded := tollgatev1alpha1.Bypass{UID: "u1", Field: tollgatev1alpha1.BypassFieldVersion, To: "2.0.0"}
+	for _, tc := range []struct {
+		name      string
+		statusPin string
+		owned     metav1.Condition
+		recorded  []tollgatev1alpha1.Bypass
+		pinned    string
+		move      pinMove
+		want      bool
+	}{
+		{"Tollgate's pin moved and taken back", "1.0.0", owned, nil, "2.0.0", pinMove{reason: "Reclaimed", write: true}, true},
+		{"Tollgate's pin moved to the version it would set itself", "1.0.0", owned, nil, "1.1.0", pinMove{reason: "Adopted", write: true}, true},
+		{"a first adoption: no pin owned yet", "", owned, nil, ">=1.0.0", pinMove{reason: "Reclaimed", write: true}, false},
+		{"a pin moved while the gate was in Audit mode", "1.0.0", audit, nil, "2.0.0", pinMove{reason: "Reclaimed", write: true}, false},
+		{"moved in build metadata alone: the same bundles", "1.0.0", owned, nil, "1.0.0+rebuild", pinMove{reason: "Adopted", write: true}, false},
+		{"Tollgate's own move", "1.0.0", owned, nil, "1.0.0", pinMove{reason: "Moved", write: true}, false},
+		{"the same version set, recorded already", "1.0.0", owned, []tollgatev1alpha1.Bypass{recorded}, "2.0.0", pinMove{reason: "Reclaimed", write: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gate := &tollgatev1alpha1.ExtensionGate{Status: tollgatev1alpha1.ExtensionGateStatus{Pin: tc.statusPin, Conditions: []metav1.Condition{tc.owned}, Bypasses: tc.recorded}}
+			ext := extensionAt("1.0.0", tc.pinned, "")
+			ext.UID = "u1"
+			got := r.pinBypasses(context.Background(), gate, ext, tc.move)
+			if !tc.want {
+				assert.Empty(t, got)
+				return
+			}
+			require.Len(t, got, 1)
+			assert.Equal(t, tollgatev1alpha1.Bypass{Kind: tollgatev1alpha1.BypassKindClusterExtension, Name: "p", UID: "u1", Field: tollgatev1alpha1.BypassFieldVersion,
+				From: tc.statusPin, To: tc.pinned, By: tollgatev1alpha1.UnknownFieldManager, SeenAt: got[0].SeenAt}, got[0], "who is unknown without a live read")
+		})
 	}
 }

@@ -23,6 +23,7 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/internal/decide/approval"
+	"github.com/tollgate-dev/tollgate/internal/decide/bypass"
 	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
 	"github.com/tollgate-dev/tollgate/internal/decide/gatestatus"
 	"github.com/tollgate-dev/tollgate/internal/decide/input"
@@ -42,8 +43,11 @@ import (
 // GateReconciler keeps one UpgradeGate per Subscription and acts on its decision.
 type GateReconciler struct {
 	client.Client
-	Recorder record.EventRecorder
-	Policies *Policies
+	// APIReader reads what the cache leaves out (an InstallPlan's managed fields, to say who
+	// approved it behind the gate); nil reads nothing.
+	APIReader client.Reader
+	Recorder  record.EventRecorder
+	Policies  *Policies
 	// Input is the configuration the policies see; its DefaultMode applies to gates whose
 	// spec.mode is empty.
 	Input input.Config
@@ -129,7 +133,7 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		r.logAhead(gate, d, dec)
 		return r.approveThen(ctx, dec, d, approving)
 	}
-	next := r.statusOf(gate, dec, extra, approving)
+	next := r.statusOf(gate, dec, extra, approving, r.bypassesOf(ctx, gate, dec)...)
 	waiting, err := r.writeStatus(ctx, gate, dec, next)
 	if err != nil || waiting > 0 {
 		return ctrl.Result{RequeueAfter: waiting}, r.count("status", err)
@@ -256,8 +260,8 @@ type pendingStatus struct {
 // statusOf is the status dec gives gate. approving names the plan about to be approved, if
 // any; otherwise a pending plan, or else the plan the Subscription references, that carries
 // this gate's approval record is the last approved (its status write may not have followed
-// its approval).
-func (r *GateReconciler) statusOf(gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition, approving string) pendingStatus {
+// its approval). bypassed are the plans approved behind the gate that its status is to record.
+func (r *GateReconciler) statusOf(gate *tollgatev1alpha1.UpgradeGate, dec *approval.Decision, extra []metav1.Condition, approving string, bypassed ...tollgatev1alpha1.Bypass) pendingStatus {
 	next, problems := gatestatus.Next(gate.Status, gatestatus.Observation{
 		Generation:   gate.Generation,
 		Subscription: dec.Subscription,
@@ -266,6 +270,7 @@ func (r *GateReconciler) statusOf(gate *tollgatev1alpha1.UpgradeGate, dec *appro
 		Extra:        extra,
 		Approved:     cmp.Or(approving, recordedApproval(dec.PendingInstallPlans, gate.Name), referencedApproval(dec.InstallPlan, gate.Name)),
 		Unapproved:   unapproved(dec.PendingInstallPlans),
+		Bypasses:     bypassed,
 		Now:          metav1.NewTime(r.now().Truncate(time.Second)),
 	})
 	return pendingStatus{status: next, problems: problems, approving: approving}
@@ -310,6 +315,7 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	// Reported once the status is written, so a retried write does not report twice.
 	r.reportProblems(ctx, gate, next.problems)
 	r.reportDecision(gate, old, next.status, dec.Document)
+	r.reportBypasses(gate, dec, bypass.Added(old.Bypasses, next.status.Bypasses))
 	r.logWritten(key, old.Decision, next.status.Decision, dec)
 	return 0, nil
 }
@@ -355,13 +361,13 @@ func (r *GateReconciler) logChange(last, next tollgatev1alpha1.Decision, dec *ap
 
 // urgent says whether the status change from old to next must be written now: an approval,
 // a first decision, a change of whether the upgrade is allowed or of the policy revision, of
-// the approval record, or of the gate's spec. Other changes (the denials of a decision that
-// still holds, conditions, health) may wait for OLM's next step.
+// the approval record, or of the gate's spec, or a bypass to record. Other changes (the
+// denials of a decision that still holds, conditions, health) may wait for OLM's next step.
 func urgent(old, next tollgatev1alpha1.UpgradeGateStatus, approving string) bool {
 	was, now := old.Decision, next.Decision
 	return approving != "" || was.EvaluatedAt == nil || was.Allowed != now.Allowed ||
 		was.PolicyRevision != now.PolicyRevision || was.LastApprovedInstallPlan != now.LastApprovedInstallPlan ||
-		old.ObservedGeneration != next.ObservedGeneration
+		old.ObservedGeneration != next.ObservedGeneration || len(bypass.Added(old.Bypasses, next.Bypasses)) > 0
 }
 
 // midway says whether OLM is between two steps of what in shows: a plan being prepared, or

@@ -96,6 +96,9 @@ func TestOnlyAChangeOfOutcomeOrRecordIsUrgent(t *testing.T) {
 		"approval record": func(s *tollgatev1alpha1.UpgradeGateStatus) { s.Decision.LastApprovedInstallPlan = "install-1" },
 		"gate spec":       func(s *tollgatev1alpha1.UpgradeGateStatus) { s.ObservedGeneration = 2 },
 		"no decision yet": func(s *tollgatev1alpha1.UpgradeGateStatus) {},
+		"a bypass": func(s *tollgatev1alpha1.UpgradeGateStatus) {
+			s.Bypasses = []tollgatev1alpha1.Bypass{{UID: "u1", Field: tollgatev1alpha1.BypassFieldApproved, To: "true"}}
+		},
 	} {
 		old := held
 		if name == "no decision yet" {

@@ -188,6 +188,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Policies, erro
 	}
 	gates := &GateReconciler{
 		Client:                     mgr.GetClient(),
+		APIReader:                  mgr.GetAPIReader(),
 		Recorder:                   mgr.GetEventRecorderFor("tollgate"),
 		Policies:                   policies,
 		Input:                      in,

@@ -19,7 +19,7 @@ const (
 	// BypassFieldApproved is an InstallPlan's spec.approved.
 	BypassFieldApproved = "spec.approved"
 	// BypassFieldVersion is a ClusterExtension's spec.source.catalog.version.
-	BypassFieldVersion = "spec.source.catalog.version"
+	BypassFieldVersion = "spec.source.catalog.version" //nolint:gosec // G101 reads "pass" in Bypass: no credential
 )
 
 // MaxBypasses is how many bypasses a gate's status keeps: the most recent ones.
