@@ -26,15 +26,18 @@ type ExtensionGate struct {
 	PinOwned string `json:"pinOwned"`
 }
 
-// readExtensionGates lists the ExtensionGates; a reader that does not know the kind (a
-// cluster without OLM v1 gating) has none.
-func readExtensionGates(ctx context.Context, r client.Reader) ([]ExtensionGate, error) {
+// readExtensionGates lists the ExtensionGates, and adds their bypasses to the report's; a
+// reader that does not know the kind (a cluster without OLM v1 gating) has none.
+func (rep *Report) readExtensionGates(ctx context.Context, r client.Reader) ([]ExtensionGate, error) {
 	var gates tollgatev1alpha1.ExtensionGateList
 	if err := listServed(ctx, r, &gates); err != nil {
 		return nil, fmt.Errorf("list extension gates: %w", err)
 	}
 	var out []ExtensionGate
 	for _, g := range gates.Items {
+		for _, b := range g.Status.Bypasses {
+			rep.Bypasses = append(rep.Bypasses, bypassOf("ExtensionGate", "", g.Name, b))
+		}
 		x := ExtensionGate{Name: g.Name, Package: g.Status.Package, Installed: g.Status.Installed, Pin: g.Status.Pin, BlockedBy: g.Status.Decision.BlockedBy}
 		if len(g.Status.Candidates) > 0 {
 			x.Next = g.Status.Candidates[0].Version

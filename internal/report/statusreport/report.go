@@ -31,6 +31,8 @@ type Report struct {
 	Policy                   PolicyInForce `json:"policy"`
 	// ExtensionGates are the OLM v1 gates, when the cluster has any.
 	ExtensionGates []ExtensionGate `json:"extensionGates,omitempty"`
+	// Bypasses are the bypasses the gates of both kinds record, newest first; absent when none.
+	Bypasses []Bypass `json:"bypasses,omitempty"`
 }
 
 // GateCounts counts the gates by the state of their recorded decision.
@@ -141,7 +143,8 @@ func Read(ctx context.Context, r client.Reader, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Policy.Sources = sourcesHealth(cms)
-	rep.ExtensionGates, err = readExtensionGates(ctx, r)
+	rep.ExtensionGates, err = rep.readExtensionGates(ctx, r)
+	sortBypasses(rep.Bypasses)
 	return rep, err
 }
 
@@ -156,6 +159,9 @@ func (rep *Report) countGates(gates []tollgatev1alpha1.UpgradeGate, subs []v1alp
 		g := &gates[i]
 		gated[client.ObjectKeyFromObject(g)] = true
 		rep.Gates.Total++
+		for _, b := range g.Status.Bypasses {
+			rep.Bypasses = append(rep.Bypasses, bypassOf("UpgradeGate", g.Namespace, g.Name, b))
+		}
 		d := g.Status.Decision
 		if d.EvaluatedAt == nil && d.PolicyRevision == "" {
 			rep.Gates.NoDecision++

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
@@ -190,6 +191,38 @@ func TestANamespaceNarrowsGatesSubscriptionsAndPlans(t *testing.T) {
 	assert.Equal(t, 1, rep.SubscriptionsWithoutGate)
 	assert.Zero(t, rep.InstallPlans.Pending)
 	assert.Equal(t, "namespace a", rep.Scope)
+}
+
+func TestBypassesOfBothKindsOfGateComeNewestFirst(t *testing.T) {
+	seen := metav1.NewTime(now.Add(-time.Hour))
+	planBypass := func(name string, hoursAgo int) tollgatev1alpha1.Bypass {
+		return tollgatev1alpha1.Bypass{Kind: tollgatev1alpha1.BypassKindInstallPlan, Name: name, UID: "u-" + types.UID(name), Field: tollgatev1alpha1.BypassFieldApproved,
+			To: "true", By: "kubectl-patch", At: at(hoursAgo), SeenAt: seen, Decision: tollgatev1alpha1.BypassDecision{Codes: []string{"MajorVersionUpgrade"}, PolicyRevision: "r1"}}
+	}
+	held := gate("a", "etcd", "r1", 9, "MajorVersionUpgrade")
+	held.Status.Bypasses = []tollgatev1alpha1.Bypass{planBypass("install-new", 2), planBypass("install-old", 30)}
+	xgate := &tollgatev1alpha1.ExtensionGate{ObjectMeta: metav1.ObjectMeta{Name: "demo"}}
+	xgate.Status.Bypasses = []tollgatev1alpha1.Bypass{{Kind: tollgatev1alpha1.BypassKindClusterExtension, Name: "demo", UID: "x1",
+		Field: tollgatev1alpha1.BypassFieldVersion, From: "1.0.0", To: "1.2.0", By: tollgatev1alpha1.UnknownFieldManager, SeenAt: seen,
+		Decision: tollgatev1alpha1.BypassDecision{Allowed: true, PolicyRevision: "r1"}}}
+
+	rep := read(t, statusreport.Options{Limit: 10}, held, gate("b", "quiet", "r1", 1), xgate)
+	lines := []string{}
+	for _, b := range rep.Bypasses {
+		lines = append(lines, b.GateKind+" "+b.Gate+": "+b.Line)
+	}
+	assert.Equal(t, []string{
+		"ExtensionGate demo: ClusterExtension demo pin moved from 1.0.0 to 1.2.0 by an unknown field manager, seen at 2026-11-20T11:00:00Z, without Tollgate's approval (gate demo allowed it; policy revision r1)",
+		"UpgradeGate etcd: InstallPlan a/install-new approved by field manager kubectl-patch at 2026-11-20T10:00:00Z, without Tollgate's approval (gate a/etcd held it: MajorVersionUpgrade; policy revision r1)",
+		"UpgradeGate etcd: InstallPlan a/install-old approved by field manager kubectl-patch at 2026-11-19T06:00:00Z, without Tollgate's approval (gate a/etcd held it: MajorVersionUpgrade; policy revision r1)",
+	}, lines, "newest first, by when the field was set, else when Tollgate saw it")
+
+	b, err := json.Marshal(rep.Bypasses[1])
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"gateKind": "UpgradeGate", "namespace": "a", "gate": "etcd", "kind": "InstallPlan", "name": "install-new", "uid": "u-install-new",
+		"field": "spec.approved", "to": "true", "by": "kubectl-patch", "at": "2026-11-20T10:00:00Z", "seenAt": "2026-11-20T11:00:00Z",
+		"decision": {"allowed": false, "codes": ["MajorVersionUpgrade"], "policyRevision": "r1"},
+		"line": "InstallPlan a/install-new approved by field manager kubectl-patch at 2026-11-20T10:00:00Z, without Tollgate's approval (gate a/etcd held it: MajorVersionUpgrade; policy revision r1)"}`, string(b))
 }
 
 func TestAnEmptyReportHasListsNotNulls(t *testing.T) {

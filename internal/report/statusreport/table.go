@@ -12,7 +12,7 @@ import (
 )
 
 // Tables are the tables of the report's table, as TableOptions.Only names them.
-var Tables = []string{"codes", "holds", "plans", "extensions", "policy"}
+var Tables = []string{"bypasses", "codes", "holds", "plans", "extensions", "policy"}
 
 // Printable is the report in every output format: -o name lists the longest-held gates.
 func (rep *Report) Printable() printers.Printable {
@@ -26,7 +26,7 @@ func (rep *Report) WriteTable(w io.Writer, o printers.TableOptions) error {
 	if o.Whole() {
 		renderGateCounts(w, rep, o)
 	}
-	for _, table := range []func(io.Writer, *Report, printers.TableOptions) error{renderByCode, renderHolds, renderAwaitingPlans, renderExtensionGates, renderPolicyHealth} {
+	for _, table := range []func(io.Writer, *Report, printers.TableOptions) error{renderBypasses, renderByCode, renderHolds, renderAwaitingPlans, renderExtensionGates, renderPolicyHealth} {
 		if err := table(w, rep, o); err != nil {
 			return err
 		}

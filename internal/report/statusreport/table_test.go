@@ -7,7 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/cli/printers"
 	"github.com/tollgate-dev/tollgate/internal/report/statusreport"
 )
@@ -63,6 +65,7 @@ func TestWriteTableOfOneTable(t *testing.T) {
 			"INSTALL PLANS  1 pending, 1 awaiting approval\n  NAMESPACE  NAME       CSVS\n  team-a     install-1  etcd.v0.9.4\n"},
 		{"codes", printers.TableOptions{NoHeaders: true}, "OperatorNotUpgradeable  1\n"},
 		{"policy", printers.TableOptions{NoHeaders: true}, ""},
+		{"bypasses", printers.TableOptions{}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.only, func(t *testing.T) {
@@ -72,7 +75,7 @@ func TestWriteTableOfOneTable(t *testing.T) {
 			assert.Equal(t, tt.want, out.String())
 		})
 	}
-	assert.Equal(t, []string{"codes", "holds", "plans", "extensions", "policy"}, statusreport.Tables)
+	assert.Equal(t, []string{"bypasses", "codes", "holds", "plans", "extensions", "policy"}, statusreport.Tables)
 }
 
 func TestPrintableNamesTheLongestHeldGates(t *testing.T) {
@@ -80,4 +83,26 @@ func TestPrintableNamesTheLongestHeldGates(t *testing.T) {
 	var names bytes.Buffer
 	require.NoError(t, printers.WriteNames(&names, rep.Printable().Names()))
 	assert.Equal(t, "upgradegate.tollgate.dev/etcd\n", names.String())
+}
+
+// A bypass comes first, one line each, after the gates: it is what an admin must read.
+func TestWriteTableSaysEveryBypass(t *testing.T) {
+	rep := tableReport()
+	set := metav1.NewTime(time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC))
+	b := tollgatev1alpha1.Bypass{Kind: tollgatev1alpha1.BypassKindInstallPlan, Name: "install-x", UID: "u1", Field: tollgatev1alpha1.BypassFieldApproved, To: "true",
+		By: "kubectl-patch\x1b[2J", At: &set, Decision: tollgatev1alpha1.BypassDecision{Codes: []string{"MajorVersionUpgrade"}}}
+	rep.Bypasses = []statusreport.Bypass{{GateKind: "UpgradeGate", Namespace: "team-a", Gate: "etcd", Bypass: b,
+		Line: "InstallPlan team-a/install-x approved by field manager kubectl-patch\x1b[2J at 2026-11-20T10:30:00Z, without Tollgate's approval (gate team-a/etcd held it: MajorVersionUpgrade)"}}
+	var out bytes.Buffer
+	require.NoError(t, rep.WriteTable(&out, printers.TableOptions{}))
+	assert.Contains(t, out.String(), `GATES  2: 1 allowed, 1 held, 0 without a decision yet
+
+BYPASSED (1, newest first): changes only Tollgate is meant to make, made by someone else
+  bypassed: InstallPlan team-a/install-x approved by field manager kubectl-patch\x1b[2J at 2026-11-20T10:30:00Z, without Tollgate's approval (gate team-a/etcd held it: MajorVersionUpgrade)
+
+HELD BY CODE
+`)
+	out.Reset()
+	require.NoError(t, rep.WriteTable(&out, printers.TableOptions{Only: "bypasses", NoHeaders: true}))
+	assert.Equal(t, "bypassed: InstallPlan team-a/install-x approved by field manager kubectl-patch\\x1b[2J at 2026-11-20T10:30:00Z, without Tollgate's approval (gate team-a/etcd held it: MajorVersionUpgrade)\n", out.String())
 }
