@@ -27,11 +27,14 @@ func newStatusCommand() *cobra.Command {
 	f := statusFlags{output: printers.NewPrintFlags("table", "wide", "json", "yaml", "name").WithTables(statusreport.Tables...)}
 	cmd := &cobra.Command{
 		Use:   "status [-n NAMESPACE | -A]",
-		Short: "Summarise what Tollgate holds: gates by state and code, the longest holds, plans, policy health",
+		Short: "Summarise what Tollgate holds: gates by state and code, bypasses, the longest holds, plans, policy health",
 		Long: `Read the UpgradeGates (what the manager decided and recorded; nothing is evaluated again), the
 InstallPlans and the policy ConfigMaps, and print:
 
-  - the gates by state (allowed, held, no decision yet) and the held ones by denial code;
+  - the gates by state (allowed, held, no decision yet);
+  - every bypass a gate records, newest first: a plan approved or a pin moved by someone
+    else than Tollgate, by which field manager and when, and what the gate said then;
+  - the held gates by denial code;
   - the upgrades held longest (--limit), since when (the UpgradeBlocked condition's
     lastTransitionTime, else status.decision.evaluatedAt) and by which code and message;
   - the pending InstallPlans, and those awaiting approval;
