@@ -90,7 +90,7 @@ func newOLMWorld(t *testing.T, withTollgateCRDs bool, releases ...release) *worl
 		w.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	}
 	// Every scenario runs under the gate lock: OLM is never refused by it.
-	require.NoError(t, gatelock.Install(ctx, env.Config, w.c, false))
+	require.NoError(t, gatelock.Install(ctx, env.Config, w.c))
 	w.opm = startOPM(t, w.logDir, releases)
 	w.catalogSource(catalogName, w.opm)
 	w.startOLM()

@@ -96,7 +96,7 @@ func newWorld(t *testing.T) *world {
 	w.createInstaller()
 	w.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: policyNS}})
 	// Every scenario runs under the gate lock: OLM v1 is never refused by it.
-	require.NoError(t, gatelock.Install(ctx, env.Config, w.c, true))
+	require.NoError(t, gatelock.Install(ctx, env.Config, w.c))
 	w.startCatalogd()
 	w.startOperatorController()
 	t.Cleanup(w.printLogsOnFailure) // after the processes' Stop, so it runs before them

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,11 +36,11 @@ const BreakGlassGroup = "tollgate:break-glass"
 const probeNamespace = "gate-lock-probe"
 
 // Install applies the overlay with c (the namespace of its parameters must exist) and waits
-// until every policy refuses what it is about. It must run before OLM and Tollgate start: the
-// probes create an InstallPlan, a Subscription and, when extensions is true (the control plane
-// serves OLM v1's ClusterExtension), a ClusterExtension, refused updates of which are dry-run
-// as a user who is neither Tollgate nor in the break-glass group; then it deletes them.
-func Install(ctx context.Context, cfg *rest.Config, c client.Client, extensions bool) error {
+// until every policy about a kind the control plane serves refuses what it is about. It must
+// run before OLM and Tollgate start: the probes create an InstallPlan, a Subscription and a
+// ClusterExtension (those served), refused updates of which are dry-run as a user who is
+// neither Tollgate nor in the break-glass group; then it deletes them.
+func Install(ctx context.Context, cfg *rest.Config, c client.Client) error {
 	objs, err := controlplane.Kustomize(Overlay)
 	if err != nil {
 		return err
@@ -53,11 +54,7 @@ func Install(ctx context.Context, cfg *rest.Config, c client.Client, extensions 
 	if err := c.Create(ctx, ns); err != nil {
 		return fmt.Errorf("create namespace %s: %w", probeNamespace, err)
 	}
-	probes := []probe{planProbe(), runProbe(), subscriptionProbe()}
-	if extensions {
-		probes = append(probes, extensionProbe())
-	}
-	return waitRefused(ctx, cfg, c, probes)
+	return waitRefused(ctx, cfg, c, []probe{planProbe(), runProbe(), subscriptionProbe(), extensionProbe()})
 }
 
 // A probe is an object the lock guards and a change of it the lock refuses.
@@ -79,13 +76,19 @@ func waitRefused(ctx context.Context, cfg *rest.Config, c client.Client, probes 
 			_ = c.Delete(context.WithoutCancel(ctx), p.obj)
 		}
 	}()
+	var served []probe
 	for _, p := range probes {
-		if err := c.Create(ctx, p.obj); err != nil {
+		err := c.Create(ctx, p.obj)
+		if apimeta.IsNoMatchError(err) {
+			continue // OLM v0's kinds are not served beside OLM v1, nor OLM v1's beside OLM v0
+		}
+		if err != nil {
 			return fmt.Errorf("create probe %s: %w", p.obj.GetKind(), err)
 		}
+		served = append(served, p)
 	}
 	deadline := time.Now().Add(time.Minute)
-	for _, p := range probes {
+	for _, p := range served {
 		for {
 			err := p.dryRun(ctx, outsider)
 			if Refused(err) {
