@@ -54,6 +54,7 @@ func TestReplacementChainLeftByAHandApprovalIsNeverApproved(t *testing.T) {
 	w.deleteSubscription(ns, "zeta-decoy")
 	w.stillUnapproved(ns, second.Name)
 	w.approveByHand(ns, second.Name)
+	w.bypassReported(ns, "zeta", second.Name)
 	w.planPhase(ns, second.Name, v1alpha1.InstallPlanPhaseComplete)
 	w.csvReason(ns, c2, v1alpha1.CSVPhasePending, "OperatorConditionNotUpgradeable")
 	w.csvPhase(ns, c1, v1alpha1.CSVPhaseReplacing)

@@ -50,7 +50,36 @@ func (w *world) approveByHand(ns, name string) {
 	w.t.Logf("refused: %v", err)
 	breakGlass, err := gatelock.BreakGlass(w.env.Config)
 	require.NoError(w.t, err)
-	require.NoError(w.t, breakGlass.Patch(w.ctx, plan, approve))
+	require.NoError(w.t, breakGlass.Patch(w.ctx, plan, approve, client.FieldOwner("kubectl-patch")))
+}
+
+// bypassReported waits until the gate ns/gate records the hand approval of plan, once, naming
+// the client that made it, and a Bypassed Warning is on the plan and on the gate.
+func (w *world) bypassReported(ns, gate, plan string) {
+	w.t.Helper()
+	g := w.gate(ns, gate, "the bypass of "+plan+" recorded", func(g *tollgatev1alpha1.UpgradeGate) bool {
+		return len(g.Status.Bypasses) > 0
+	})
+	require.Len(w.t, g.Status.Bypasses, 1, "recorded once")
+	b := g.Status.Bypasses[0]
+	require.Equal(w.t, []string{tollgatev1alpha1.BypassKindInstallPlan, plan, "kubectl-patch"}, []string{b.Kind, b.Name, b.By})
+	var seen []string
+	w.eventually("Bypassed on the plan and the gate", func() bool {
+		events := &corev1.EventList{}
+		if err := w.c.List(w.ctx, events, client.InNamespace(ns)); err != nil {
+			return false
+		}
+		seen = seen[:0]
+		kinds := map[string]bool{}
+		for _, e := range events.Items {
+			seen = append(seen, e.InvolvedObject.Kind+" "+e.InvolvedObject.Name+": "+e.Reason)
+			if e.Reason == "Bypassed" && e.Type == corev1.EventTypeWarning {
+				kinds[e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name] = true
+				w.t.Logf("%s %s: %s", e.InvolvedObject.Kind, e.Reason, e.Message)
+			}
+		}
+		return kinds["InstallPlan/"+plan] && kinds["UpgradeGate/"+gate]
+	}, func() string { return strings.Join(seen, "\n") })
 }
 
 // overrideOnGate adds an override of code to the UpgradeGate ns/name, as an admin does.
