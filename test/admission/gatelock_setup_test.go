@@ -24,8 +24,8 @@ import (
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
+	"github.com/tollgate-dev/tollgate/test/framework/gatelock"
 	"github.com/tollgate-dev/tollgate/test/framework/process"
-	"github.com/tollgate-dev/tollgate/test/framework/repo"
 )
 
 // The gate lock (config/components/gate-lock) as it is shipped.
@@ -158,23 +158,8 @@ func applyGateLock(ctx context.Context, env *controlplane.Env) error {
 	return waitGateLock(ctx, env, breakGlassGroup)
 }
 
-// renderGateLock builds a throwaway overlay that lists the component, as an admin's would.
-func renderGateLock() ([]*unstructured.Unstructured, error) {
-	overlay, err := os.MkdirTemp("", "tollgate-gate-lock-")
-	if err != nil {
-		return nil, fmt.Errorf("overlay folder: %w", err)
-	}
-	defer func() { _ = os.RemoveAll(overlay) }()
-	rel, err := filepath.Rel(overlay, repo.Path("config", "components", "gate-lock"))
-	if err != nil {
-		return nil, fmt.Errorf("path of the component: %w", err)
-	}
-	kustomization := "components:\n  - " + filepath.ToSlash(rel) + "\n"
-	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
-		return nil, fmt.Errorf("write the overlay: %w", err)
-	}
-	return kustomize(overlay)
-}
+// renderGateLock builds the overlay that lists the component alone, as an admin's would.
+func renderGateLock() ([]*unstructured.Unstructured, error) { return kustomize(gatelock.Overlay) }
 
 // grantWrites lets every authenticated user create, update and patch InstallPlans,
 // Subscriptions and ClusterExtensions and their status: what RBAC lets a careless tenant do,
