@@ -123,6 +123,13 @@ func TestStatusOnASnapshot(t *testing.T) {
     {"namespace": "team-a", "name": "etcd", "since": "2026-11-18T10:00:00Z", "code": "OperatorNotUpgradeable", "message": "etcd.v0.9.2 reports Upgradeable=False: migrating storage"},
     {"namespace": "team-f", "name": "etcd", "since": "2026-11-19T08:00:00Z", "code": "ChangeFreeze", "message": "team-f is frozen until 2026-12-01"}
   ],
+  "bypasses": [
+    {"gateKind": "UpgradeGate", "namespace": "team-b", "gate": "etcd", "kind": "InstallPlan", "name": "install-etcd-093",
+     "uid": "3c1d7e0a-5b2f-4e6d-9a8c-1f0e2d3c4b5a", "field": "spec.approved", "to": "true", "by": "kubectl-patch",
+     "at": "2026-11-19T15:00:00Z", "seenAt": "2026-11-19T15:00:01Z",
+     "decision": {"allowed": false, "codes": ["OperatorNotUpgradeable"], "policyRevision": "aaaaaaaaaaaa"},
+     "line": "InstallPlan team-b/install-etcd-093 approved by field manager kubectl-patch at 2026-11-19T15:00:00Z, without Tollgate's approval (gate team-b/etcd held it: OperatorNotUpgradeable; policy revision aaaaaaaaaaaa)"}
+  ],
   "installPlans": {"pending": 3, "awaitingApproval": 3, "awaiting": [
     {"namespace": "team-a", "name": "install-etcd-094", "csvs": ["etcd.v0.9.4"]},
     {"namespace": "team-b", "name": "install-etcd-094", "csvs": ["etcd.v0.9.4"]},
@@ -160,6 +167,7 @@ func TestStatusOnASnapshot(t *testing.T) {
 		require.NoError(t, err)
 		for _, want := range []string{
 			"GATES 3: 1 allowed, 2 held, 0 without a decision yet",
+			"BYPASSED (1, newest first): changes only Tollgate is meant to make, made by someone else bypassed: InstallPlan team-b/install-etcd-093 approved by field manager kubectl-patch at 2026-11-19T15:00:00Z, without Tollgate's approval (gate team-b/etcd held it: OperatorNotUpgradeable; policy revision aaaaaaaaaaaa)",
 			"HELD LONGEST (1 of 2)",
 			"team-a etcd 2026-11-18T10:00:00Z 2d2h OperatorNotUpgradeable etcd.v0.9.2 reports Upgradeable=False",
 			"INSTALL PLANS 3 pending, 3 awaiting approval",

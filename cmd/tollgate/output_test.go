@@ -47,6 +47,8 @@ func TestOutputFormatsOnFixtures(t *testing.T) {
 		{"status --only holds --no-headers", append(status, "--only", "holds", "--no-headers"),
 			"team-a  etcd  2026-11-18T10:00:00Z  2d2h  OperatorNotUpgradeable  etcd.v0.9.2 reports Upgradeable=False: migrating storage\n" +
 				"team-f  etcd  2026-11-19T08:00:00Z  1d4h  ChangeFreeze            team-f is frozen until 2026-12-01\n"},
+		{"status --only bypasses --no-headers prints the bypassed lines only", append(status, "--only", "bypasses", "--no-headers"),
+			"bypassed: InstallPlan team-b/install-etcd-093 approved by field manager kubectl-patch at 2026-11-19T15:00:00Z, without Tollgate's approval (gate team-b/etcd held it: OperatorNotUpgradeable; policy revision aaaaaaaaaaaa)\n"},
 		{"status --only codes keeps the table's title and header", append(status, "--only", "codes"),
 			"HELD BY CODE\n  CODE                    GATES\n  ChangeFreeze            1\n  OperatorNotUpgradeable  1\n"},
 		{"policy diff --only newly-allowed --no-headers", append(diff, "--only", "newly-allowed", "--no-headers"), "team-f  etcd  held: ChangeFreeze  allowed\n"},
@@ -83,8 +85,8 @@ func TestNoHeadersNeedsOneTable(t *testing.T) {
 		{"eval --no-headers", append(held, "--no-headers"), "--no-headers prints rows only, and eval prints four tables with different columns: pick one with --only subscriptions|plans|catalogs|extensions"},
 		{"eval: an --only that names no table", append(held, "--only", "denials"), `unknown --only "denials": use one of subscriptions, plans, catalogs, extensions`},
 		{"eval --only with -o json", append(held, "--only", "plans", "-o", "json"), "--only picks a table of -o table or -o wide, not of -o json"},
-		{"status --no-headers", append(status, "--no-headers"), "--no-headers prints rows only, and status prints five tables with different columns: pick one with --only codes|holds|plans|extensions|policy"},
-		{"status: an --only that names no table", append(status, "--only", "gates"), `unknown --only "gates": use one of codes, holds, plans, extensions, policy`},
+		{"status --no-headers", append(status, "--no-headers"), "--no-headers prints rows only, and status prints six tables with different columns: pick one with --only bypasses|codes|holds|plans|extensions|policy"},
+		{"status: an --only that names no table", append(status, "--only", "gates"), `unknown --only "gates": use one of bypasses, codes, holds, plans, extensions, policy`},
 		{"policy diff --no-headers", append(diff, "--no-headers"), "--no-headers prints rows only, and policy diff prints four tables with different columns: pick one with --only newly-blocked|newly-allowed|codes-changed|plans"},
 	}
 	for _, tt := range tests {

@@ -94,7 +94,7 @@ func (f *PrintFlags) Validate() error {
 }
 
 // tableCounts spells how many tables a report prints.
-var tableCounts = []string{"no", "one", "two", "three", "four", "five"}
+var tableCounts = []string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight"}
 
 // checkTables refuses --no-headers over several tables, whose rows would run together under
 // different columns, and an --only that names no table or goes with a format without tables.
