@@ -67,8 +67,9 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err := r.Get(ctx, req.NamespacedName, gate); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetExtension(req.Name)
+			return ctrl.Result{}, r.handBack(ctx, req.Name)
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, err
 	}
 	ext := &olmv1.ClusterExtension{}
 	if err := r.Get(ctx, req.NamespacedName, ext); err != nil {

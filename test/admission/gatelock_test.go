@@ -278,7 +278,7 @@ func TestGateLockClusterExtensionPin(t *testing.T) {
 	const (
 		owns    = "Tollgate owns this pin (ExtensionGate %[2]s);"
 		wayOut  = "to move the extension, change its ExtensionGate (spec.version, spec.channels or an override): kubectl tollgate explain clusterextension/%[2]s says what holds it and what would lift it;"
-		letItGo = "to stop gating it, delete ExtensionGate %[2]s, which hands the pin back but leaves the record, then have a member of " + breakGlassGroup + " remove the annotation tollgate.dev/pin"
+		letItGo = "to stop gating it, delete ExtensionGate %[2]s, which hands the pin back: Tollgate then removes its record, and the lock lets go"
 	)
 	record := func(version string) string {
 		return `{"metadata":{"annotations":{"tollgate.dev/pin":` + quote(pinRecord(version)) + `}}}`

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
@@ -15,7 +17,8 @@ import (
 // TestGateLockKeepsThePinTollgates: under the gate lock (every world runs with it), a cluster
 // admin outside the break-glass group cannot move a pin Tollgate holds; a member of the group
 // can, and Tollgate reports that bypass on the ClusterExtension and its gate, and takes the pin
-// back to what the policies allow.
+// back to what the policies allow. Deleting the gate hands the extension back, record and all:
+// then anyone RBAC lets may move it.
 func TestGateLockKeepsThePinTollgates(t *testing.T) {
 	w := gatedWorld(t, "catalog-v2")
 	w.gateExtension(pkgName, tollgatev1alpha1.ExtensionGateSpec{Version: "<1.2.0"})
@@ -41,6 +44,16 @@ func TestGateLockKeepsThePinTollgates(t *testing.T) {
 	b := g.Status.Bypasses[0]
 	require.Equal(t, []string{"1.1.0", "1.2.0", "kubectl-patch"}, []string{b.From, b.To, b.By}, "what moved, and which client moved it")
 	require.False(t, b.Decision.Allowed, "1.2.0 is outside the gate's range: %+v", b.Decision)
+
+	// Deleting the gate is the way out: Tollgate removes its record, and the lock lets go.
+	require.NoError(t, w.c.Delete(w.ctx, &tollgatev1alpha1.ExtensionGate{ObjectMeta: metav1.ObjectMeta{Name: pkgName}}))
+	w.waitFor(clusterExtensionKind, pkgName, "its pin record removed", func(u *unstructured.Unstructured) bool {
+		_, recorded := u.GetAnnotations()[tollgatev1alpha1.PinRecordAnnotation]
+		return !recorded
+	})
+	w.waitEvent(pkgName, "PinHandedBack")
+	w.pin(pkgName, "1.2.0")
+	w.waitInstalled(pkgName, "1.2.0")
 }
 
 // waitBypassReported waits for the Warning events that report a bypass of the ClusterExtension
