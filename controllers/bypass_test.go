@@ -294,3 +294,45 @@ func (s *eventSink) bypasses() []decisionlog.BypassResult {
 	}
 	return out
 }
+
+// TestAPlanRunUnapprovedIsReportedOnce: OLM runs a plan whose status says Installing, approved
+// or not; a held plan moved there by hand through its status is a bypass too, recorded once,
+// naming the client that wrote the status.
+func TestAPlanRunUnapprovedIsReportedOnce(t *testing.T) {
+	env, ctx := apiServer(t)
+	c := env.Client
+	held := firstInstallWaiting(t, ctx, c)
+	sub := &v1alpha1.Subscription{}
+	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(held), sub))
+	sub.Labels = map[string]string{"tollgate-test/hold": "true"}
+	require.NoError(t, c.Update(ctx, sub))
+	before := bypassCount(t, tollgatev1alpha1.BypassKindInstallPlan)
+	sink := &eventSink{}
+	runManager(t, ctx, env.Config, sink)
+	awaitUpgradeGate(t, ctx, c, held, "the plan held, awaiting approval", func(g *tollgatev1alpha1.UpgradeGate) bool {
+		return g.Status.Decision.BlockedBy == "MajorVersionUpgrade" &&
+			meta.IsStatusConditionTrue(g.Status.Conditions, tollgatev1alpha1.ConditionInstallPlanAwaitingManualApproval)
+	})
+
+	plan := &v1alpha1.InstallPlan{}
+	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(held), plan))
+	base := plan.DeepCopy()
+	plan.Status.Phase = v1alpha1.InstallPlanPhaseInstalling
+	require.NoError(t, c.Status().Patch(ctx, plan, client.MergeFrom(base), client.FieldOwner("kubectl-patch")))
+
+	gate := awaitUpgradeGate(t, ctx, c, held, "the gate records the bypass", func(g *tollgatev1alpha1.UpgradeGate) bool { return len(g.Status.Bypasses) > 0 })
+	require.Len(t, gate.Status.Bypasses, 1)
+	b := gate.Status.Bypasses[0]
+	assert.Equal(t, []string{"InstallPlan", plan.Name, "status.phase", "Installing", "kubectl-patch"}, []string{b.Kind, b.Name, b.Field, b.To, b.By})
+	assert.Equal(t, []string{"MajorVersionUpgrade"}, b.Decision.Codes)
+	ev := awaitBypassEvent(t, ctx, c, "InstallPlan", plan.Namespace, plan.Name)
+	t.Logf("the plan's event: %s", ev.Message)
+	assert.Contains(t, ev.Message, "InstallPlan "+plan.Namespace+"/"+plan.Name+" run unapproved (status.phase set to Installing) by field manager kubectl-patch at ")
+
+	base = plan.DeepCopy()
+	plan.Status.Phase = v1alpha1.InstallPlanPhaseComplete
+	require.NoError(t, c.Status().Patch(ctx, plan, client.MergeFrom(base)))
+	bumpGeneration(t, ctx, c, gate)
+	assert.Equal(t, before+1, bypassCount(t, tollgatev1alpha1.BypassKindInstallPlan), "the run completed is the same bypass, counted once")
+	require.Len(t, sink.bypasses(), 1, "and logged once")
+}

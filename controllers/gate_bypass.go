@@ -26,10 +26,11 @@ func (r *GateReconciler) bypassesOf(ctx context.Context, gate *tollgatev1alpha1.
 	}
 	var out []tollgatev1alpha1.Bypass
 	for _, p := range bypass.InstallPlans(gate, dec.PendingInstallPlans, dec.InstallPlan) {
-		by, at := setterOf(r.livePlan(ctx, p), "spec", "approved")
+		c, _ := bypass.ChangeOf(p)
+		by, at := setterOf(r.livePlan(ctx, p), c.Path...)
 		out = append(out, tollgatev1alpha1.Bypass{
 			Kind: tollgatev1alpha1.BypassKindInstallPlan, Name: p.Name, UID: p.UID,
-			Field: tollgatev1alpha1.BypassFieldApproved, To: "true", By: by, At: at,
+			Field: c.Field, To: c.To, By: by, At: at,
 			SeenAt: metav1.NewTime(r.now().Truncate(time.Second)),
 		})
 	}

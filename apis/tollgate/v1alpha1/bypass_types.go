@@ -7,7 +7,8 @@ import (
 
 // Kinds of object a bypass changes.
 const (
-	// BypassKindInstallPlan: a Manual InstallPlan approved without Tollgate's approval record.
+	// BypassKindInstallPlan: a Manual InstallPlan approved without Tollgate's approval record,
+	// or run (status.phase Installing or Complete) without being approved.
 	BypassKindInstallPlan = "InstallPlan"
 	// BypassKindClusterExtension: a ClusterExtension's version pin moved away from the one its
 	// ExtensionGate's status.pin records as Tollgate's.
@@ -18,6 +19,9 @@ const (
 const (
 	// BypassFieldApproved is an InstallPlan's spec.approved.
 	BypassFieldApproved = "spec.approved"
+	// BypassFieldPhase is an InstallPlan's status.phase, moved to Installing (OLM runs the
+	// plan) while spec.approved is false: only a hand write of the status does that.
+	BypassFieldPhase = "status.phase"
 	// BypassFieldVersion is a ClusterExtension's spec.source.catalog.version.
 	BypassFieldVersion = "spec.source.catalog.version" //nolint:gosec // G101 reads "pass" in Bypass: no credential
 )
@@ -41,14 +45,16 @@ type Bypass struct {
 	Name string `json:"name"`
 	// UID is the object's UID: a plan or extension of the same name created again is another.
 	UID types.UID `json:"uid"`
-	// Field is the field changed: spec.approved, or spec.source.catalog.version.
+	// Field is the field changed: spec.approved or status.phase (a plan), or
+	// spec.source.catalog.version (a pin).
 	// +kubebuilder:validation:MaxLength=64
 	Field string `json:"field"`
 	// From is the value Tollgate owned before (a pin); empty when not known (a plan).
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	From string `json:"from,omitempty"`
-	// To is the value set: "true" for a plan, the version set for a pin.
+	// To is the value set: "true" (spec.approved) or the phase (status.phase) for a plan, the
+	// version set for a pin.
 	// +kubebuilder:validation:MaxLength=256
 	To string `json:"to"`
 	// By is the field manager that last set the field, as the object's metadata.managedFields

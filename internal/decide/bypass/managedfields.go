@@ -8,13 +8,18 @@ import (
 
 // LastSetBy reads entries, an object's metadata.managedFields, for the field manager that owns
 // the field at path (e.g. "spec", "approved": fieldsV1 {"f:spec":{"f:approved":{}}}) and the
-// time of its entry. ok is false when no entry owns the field. Entries of a subresource
-// (status) own no spec field and are skipped. When several managers own it (server-side apply
+// time of its entry. ok is false when no entry owns the field. A field under status is written
+// through the status subresource, every other through the object itself: only entries of that
+// subresource count. When several managers own it (server-side apply
 // shares a field set to the same value), the one whose entry is the most recent is taken, the
 // first listed on a tie.
 func LastSetBy(entries []metav1.ManagedFieldsEntry, path ...string) (manager string, at *metav1.Time, ok bool) {
+	subresource := ""
+	if len(path) > 0 && path[0] == "status" {
+		subresource = "status"
+	}
 	for _, e := range entries {
-		if e.Subresource != "" || e.FieldsV1 == nil || !owns(e.FieldsV1.Raw, path) {
+		if e.Subresource != subresource || e.FieldsV1 == nil || !owns(e.FieldsV1.Raw, path) {
 			continue
 		}
 		if ok && (e.Time == nil || at != nil && !e.Time.After(at.Time)) {

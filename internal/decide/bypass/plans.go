@@ -9,15 +9,15 @@ import (
 
 // InstallPlans are the plans that bypassed gate and that its status does not record yet,
 // among its Subscription's pending plans (not Complete or Failed) and the plan it references:
-// Manual, approved, without a readable approval record (tollgatev1alpha1.RecordedApproval).
+// Manual plans approved without a readable approval record, or run unapproved (ChangeOf).
 // A pending plan is one whenever it is seen; the referenced plan, once OLM has completed (or
 // failed) it, only when the gate's status last recorded it awaiting approval: Tollgate saw it
 // before it was approved. A plan approved and completed before then is history.
 func InstallPlans(gate *tollgatev1alpha1.UpgradeGate, pending []v1alpha1.InstallPlan, referenced *v1alpha1.InstallPlan) []*v1alpha1.InstallPlan {
 	var out []*v1alpha1.InstallPlan
 	add := func(p *v1alpha1.InstallPlan) {
-		if unrecorded(p) && !Recorded(gate.Status.Bypasses, p.UID, tollgatev1alpha1.BypassFieldApproved, "true") &&
-			!containsUID(out, p) {
+		c, ok := ChangeOf(p)
+		if ok && !Recorded(gate.Status.Bypasses, p.UID, c.Field, c.To) && !containsUID(out, p) {
 			out = append(out, p)
 		}
 	}
@@ -30,13 +30,30 @@ func InstallPlans(gate *tollgatev1alpha1.UpgradeGate, pending []v1alpha1.Install
 	return out
 }
 
-// unrecorded says whether plan is a Manual plan approved without a readable approval record.
-func unrecorded(plan *v1alpha1.InstallPlan) bool {
-	if plan.Spec.Approval != v1alpha1.ApprovalManual || !plan.Spec.Approved {
-		return false
+// Change is how a plan went around its gate: the field set (Field, at Path) to To.
+type Change struct {
+	Field, To string
+	Path      []string
+}
+
+// ChangeOf says how the Manual plan went around its gate, if it did: approved without a
+// readable approval record; or run without an approval, its status moved to Installing (OLM
+// runs a plan in that phase, approved or not, and moves one there only once approved) or left
+// Complete by such a run. A plan OLM failed unapproved (a bundle it could not unpack) ran
+// nothing.
+func ChangeOf(plan *v1alpha1.InstallPlan) (Change, bool) {
+	if plan.Spec.Approval != v1alpha1.ApprovalManual {
+		return Change{}, false
 	}
-	_, ok := tollgatev1alpha1.RecordedApproval(plan.Annotations)
-	return !ok
+	if plan.Spec.Approved {
+		_, ok := tollgatev1alpha1.RecordedApproval(plan.Annotations)
+		return Change{Field: tollgatev1alpha1.BypassFieldApproved, To: "true", Path: []string{"spec", "approved"}}, !ok
+	}
+	if plan.Status == nil || plan.Status.Phase != v1alpha1.InstallPlanPhaseInstalling && plan.Status.Phase != v1alpha1.InstallPlanPhaseComplete {
+		return Change{}, false
+	}
+	// The write went to Installing; Complete is OLM's run after it, the same bypass.
+	return Change{Field: tollgatev1alpha1.BypassFieldPhase, To: string(v1alpha1.InstallPlanPhaseInstalling), Path: []string{"status", "phase"}}, true
 }
 
 // finished says whether OLM is done with plan: Complete or Failed.

@@ -39,13 +39,38 @@ func TestInstallPlansThatBypassedAGate(t *testing.T) {
 		installPlan("forged-record", manual, true, v1alpha1.InstallPlanPhaseRequiresApproval, forged),
 		installPlan("waiting", manual, false, v1alpha1.InstallPlanPhaseRequiresApproval, nil),
 		installPlan("automatic", auto, true, v1alpha1.InstallPlanPhaseInstalling, nil),
+		installPlan("run-unapproved", manual, false, v1alpha1.InstallPlanPhaseInstalling, nil),
+		installPlan("unpack-failed", manual, false, v1alpha1.InstallPlanPhaseFailed, nil),
 	}
 	gate := &tollgatev1alpha1.UpgradeGate{}
-	assert.Equal(t, []string{"by-hand", "forged-record"}, planNames(bypass.InstallPlans(gate, pending, &pending[0])),
-		"Manual, approved, without a readable record; the referenced plan among them once")
+	assert.Equal(t, []string{"by-hand", "forged-record", "run-unapproved"}, planNames(bypass.InstallPlans(gate, pending, &pending[0])),
+		"Manual, approved without a readable record or run unapproved; the referenced plan among them once")
 
-	gate.Status.Bypasses = []tollgatev1alpha1.Bypass{{UID: "uid-by-hand", Field: tollgatev1alpha1.BypassFieldApproved, To: "true"}}
+	gate.Status.Bypasses = []tollgatev1alpha1.Bypass{
+		{UID: "uid-by-hand", Field: tollgatev1alpha1.BypassFieldApproved, To: "true"},
+		{UID: "uid-run-unapproved", Field: tollgatev1alpha1.BypassFieldPhase, To: "Installing"},
+	}
 	assert.Equal(t, []string{"forged-record"}, planNames(bypass.InstallPlans(gate, pending, nil)), "one recorded already is not found again")
+	completed := installPlan("run-unapproved", manual, false, v1alpha1.InstallPlanPhaseComplete, nil)
+	assert.Empty(t, planNames(bypass.InstallPlans(gate, []v1alpha1.InstallPlan{completed}, nil)), "the run it completed is the same bypass")
+}
+
+func TestHowAPlanWentAroundItsGate(t *testing.T) {
+	manual := v1alpha1.ApprovalManual
+	c, ok := bypass.ChangeOf(new(installPlan("p", manual, true, v1alpha1.InstallPlanPhaseInstalling, nil)))
+	assert.True(t, ok)
+	assert.Equal(t, bypass.Change{Field: "spec.approved", To: "true", Path: []string{"spec", "approved"}}, c)
+	for _, phase := range []v1alpha1.InstallPlanPhase{v1alpha1.InstallPlanPhaseInstalling, v1alpha1.InstallPlanPhaseComplete} {
+		c, ok = bypass.ChangeOf(new(installPlan("p", manual, false, phase, nil)))
+		assert.True(t, ok, phase)
+		assert.Equal(t, bypass.Change{Field: "status.phase", To: "Installing", Path: []string{"status", "phase"}}, c, phase)
+	}
+	for _, phase := range []v1alpha1.InstallPlanPhase{v1alpha1.InstallPlanPhaseRequiresApproval, v1alpha1.InstallPlanPhaseFailed, ""} {
+		_, ok = bypass.ChangeOf(new(installPlan("p", manual, false, phase, nil)))
+		assert.False(t, ok, "phase %q runs nothing unapproved", phase)
+	}
+	_, ok = bypass.ChangeOf(new(installPlan("p", v1alpha1.ApprovalAutomatic, false, v1alpha1.InstallPlanPhaseInstalling, nil)))
+	assert.False(t, ok, "an Automatic plan is OLM's to run")
 }
 
 func TestACompletedPlanIsABypassOnlyWhenTheGateSawItWaiting(t *testing.T) {

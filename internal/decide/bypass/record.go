@@ -102,7 +102,10 @@ func withoutBuild(v string) string {
 // what the policies of the gate that recorded it (named gate) said then.
 func Summary(b tollgatev1alpha1.Bypass, ns, gate string) string {
 	what := fmt.Sprintf("%s %s/%s approved", b.Kind, ns, b.Name)
-	if b.Kind == tollgatev1alpha1.BypassKindClusterExtension {
+	switch {
+	case b.Field == tollgatev1alpha1.BypassFieldPhase:
+		what = fmt.Sprintf("%s %s/%s run unapproved (status.phase set to %s)", b.Kind, ns, b.Name, b.To)
+	case b.Kind == tollgatev1alpha1.BypassKindClusterExtension:
 		what = fmt.Sprintf("%s %s pin moved from %s to %s", b.Kind, b.Name, orNone(b.From), orNone(b.To))
 	}
 	by := fmt.Sprintf("by field manager %s, seen at %s", b.By, b.SeenAt.UTC().Format(time.RFC3339))
