@@ -16,14 +16,15 @@ import (
 )
 
 // EventBypassed is the reason of the Warning a bypass gives, on the object changed and on its
-// gate: an InstallPlan approved, or a ClusterExtension's pin moved, by someone else.
+// gate: an InstallPlan approved or run unapproved, or a ClusterExtension's pin moved, by
+// someone else.
 const EventBypassed = "Bypassed"
 
 // bypassesTotal counts the bypasses the gates recorded, by the kind of object changed. A plan
 // several Subscriptions share counts once for each gate it bypassed.
 var bypassesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "tollgate_bypasses_total",
-	Help: "Changes only Tollgate is meant to make, made by someone else, by kind: InstallPlan (a Manual plan approved without Tollgate's approval record), ClusterExtension (its pin moved away from Tollgate's); each counted once, when its gate records it.",
+	Help: "Changes only Tollgate is meant to make, made by someone else, by kind: InstallPlan (a Manual plan approved without Tollgate's approval record, or run unapproved), ClusterExtension (its pin moved away from Tollgate's); each counted once, when its gate records it.",
 }, []string{"kind"})
 
 func init() {
