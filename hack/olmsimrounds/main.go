@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,6 +52,9 @@ type result struct {
 	Flip     phase                         `json:"flip"`
 	Write    struct {
 		Phases []phaseWrites `json:"phases"`
+		// ByResource is the whole run's writes by verb and resource ("patch
+		// installplans.operators.coreos.com", "create events"), from the audit log.
+		ByResource map[string]int `json:"sut_writes_by_verb_and_resource"`
 	} `json:"writes"`
 }
 
@@ -318,6 +322,11 @@ func report(w io.Writer, builds []build, results map[string][]result) error {
 			}
 		}
 	}
+	for _, b := range builds {
+		if b.name != bare {
+			writesFor(w, b.name, results[b.name])
+		}
+	}
 	wrong, missed := 0, 0
 	for _, rs := range results {
 		for _, r := range rs {
@@ -330,6 +339,31 @@ func report(w io.Writer, builds []build, results map[string][]result) error {
 		return fmt.Errorf("%d wrong and %d missed approvals: see the runs' logs", wrong, missed)
 	}
 	return nil
+}
+
+// writesFor prints what the build's writes were for: each verb and resource of the whole run,
+// per approval (of both phases), round by round and the median; an approval is one patch of
+// its plan, and whatever else is written around it shows beside it.
+func writesFor(w io.Writer, name string, rs []result) {
+	keys := map[string]bool{}
+	for _, r := range rs {
+		for k := range r.Write.ByResource {
+			keys[k] = true
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nwrites per approval by verb and resource, whole run, %s\n", name)
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		per := mapped(rs, func(r result) float64 {
+			if n := r.Plans.Correct + r.Flip.Correct; n > 0 {
+				return float64(r.Write.ByResource[k]) / float64(n)
+			}
+			return 0
+		})
+		fmt.Fprintf(w, "  %-48s %s   median %.2f\n", k, joined(per, "%.2f"), median(per))
+	}
 }
 
 // cpuBeyond is, round by round, the CPU time of a build's run beyond the bare approver's run

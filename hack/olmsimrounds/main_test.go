@@ -46,6 +46,7 @@ func TestReportGivesMediansAndRatiosToTheSameRoundsBare(t *testing.T) {
 		r.Plans.Correct, r.Flip.Correct, r.CPU = 800, 200, p50/2
 		r.PhaseCPU = map[string]map[string]float64{"plans": {machine: p50 / 10, apiServer: p50 / 20}, "flip": {machine: p50 / 100}}
 		r.Write.Phases = append(r.Write.Phases, phaseWrites{Phase: "plans", Total: int(8 * p50)}, phaseWrites{Phase: "flip", Total: int(flipWrites)})
+		r.Write.ByResource = map[string]int{"patch installplans.operators.coreos.com": 1000, "update upgradegates.tollgate.dev/status": int(4 * p50)}
 		return r
 	}
 	builds := []build{{name: "new"}, {name: bare}}
@@ -66,6 +67,10 @@ func TestReportGivesMediansAndRatiosToTheSameRoundsBare(t *testing.T) {
 	assert.Contains(t, out.String(), "CPU beyond the same round's bare approver per approval, whole run (ms)\n  new          75.0 50.0 20.0   median 50.0\n")
 	assert.Contains(t, out.String(), "CPU beyond the same round's bare approver per approval, plans phase (ms)\n  new          18.8 12.5 5.0   median 12.5\n")
 	assert.Contains(t, out.String(), "CPU beyond the same round's bare approver per approval, flip phase (ms)\n  new          7.5 5.0 2.0   median 5.0\n")
+	assert.Contains(t, out.String(), "writes per approval by verb and resource, whole run, new\n"+
+		"  patch installplans.operators.coreos.com          1.00 1.00 1.00   median 1.00\n"+
+		"  update upgradegates.tollgate.dev/status          1.20 0.80 0.96   median 0.96\n")
+	assert.NotContains(t, out.String(), "whole run, bare", "the bare approver's writes are olmsim's own")
 	assert.Contains(t, out.String(), "in all runs: 0 wrong approvals, 0 missed")
 
 	results["new"][1].Flip.Wrong = 1
