@@ -29,6 +29,25 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/decide/decisionlog"
 )
 
+// heldInstallWaiting is a first install waiting for approval (firstInstallWaiting) whose
+// Subscription holdLabelled holds.
+func heldInstallWaiting(t *testing.T, ctx context.Context, c client.Client) *v1alpha1.InstallPlan {
+	t.Helper()
+	held := firstInstallWaiting(t, ctx, c)
+	sub := &v1alpha1.Subscription{}
+	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(held), sub))
+	sub.Labels = map[string]string{"tollgate-test/hold": "true"}
+	require.NoError(t, c.Update(ctx, sub))
+	return held
+}
+
+// heldAwaitingApproval says whether the gate holds its plan with holdLabelled's code while the
+// plan awaits approval.
+func heldAwaitingApproval(g *tollgatev1alpha1.UpgradeGate) bool {
+	return g.Status.Decision.BlockedBy == "MajorVersionUpgrade" &&
+		meta.IsStatusConditionTrue(g.Status.Conditions, tollgatev1alpha1.ConditionInstallPlanAwaitingManualApproval)
+}
+
 // holdLabelled holds every Subscription labelled tollgate-test/hold=true, with the code the
 // version pack gives a major jump.
 const holdLabelled = `package tollgate.site
@@ -46,11 +65,7 @@ func TestAPlanApprovedByHandIsReportedOnce(t *testing.T) {
 	env, ctx := apiServer(t)
 	c := env.Client
 	mine := firstInstallWaiting(t, ctx, c)
-	held := firstInstallWaiting(t, ctx, c)
-	sub := &v1alpha1.Subscription{}
-	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(held), sub))
-	sub.Labels = map[string]string{"tollgate-test/hold": "true"}
-	require.NoError(t, c.Update(ctx, sub))
+	held := heldInstallWaiting(t, ctx, c)
 	before := bypassCount(t, tollgatev1alpha1.BypassKindInstallPlan)
 
 	sink := &eventSink{}
@@ -59,10 +74,7 @@ func TestAPlanApprovedByHandIsReportedOnce(t *testing.T) {
 		return g.Status.Decision.LastApprovedInstallPlan == mine.Name
 	})
 	assert.Empty(t, gate.Status.Bypasses, "Tollgate's own approval is no bypass")
-	awaitUpgradeGate(t, ctx, c, held, "the other plan held, awaiting approval", func(g *tollgatev1alpha1.UpgradeGate) bool {
-		return g.Status.Decision.BlockedBy == "MajorVersionUpgrade" &&
-			meta.IsStatusConditionTrue(g.Status.Conditions, tollgatev1alpha1.ConditionInstallPlanAwaitingManualApproval)
-	})
+	awaitUpgradeGate(t, ctx, c, held, "the other plan held, awaiting approval", heldAwaitingApproval)
 	assert.Equal(t, before, bypassCount(t, tollgatev1alpha1.BypassKindInstallPlan), "nothing counted yet")
 	assert.Empty(t, sink.bypasses())
 
@@ -301,18 +313,11 @@ func (s *eventSink) bypasses() []decisionlog.BypassResult {
 func TestAPlanRunUnapprovedIsReportedOnce(t *testing.T) {
 	env, ctx := apiServer(t)
 	c := env.Client
-	held := firstInstallWaiting(t, ctx, c)
-	sub := &v1alpha1.Subscription{}
-	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(held), sub))
-	sub.Labels = map[string]string{"tollgate-test/hold": "true"}
-	require.NoError(t, c.Update(ctx, sub))
+	held := heldInstallWaiting(t, ctx, c)
 	before := bypassCount(t, tollgatev1alpha1.BypassKindInstallPlan)
 	sink := &eventSink{}
 	runManager(t, ctx, env.Config, sink)
-	awaitUpgradeGate(t, ctx, c, held, "the plan held, awaiting approval", func(g *tollgatev1alpha1.UpgradeGate) bool {
-		return g.Status.Decision.BlockedBy == "MajorVersionUpgrade" &&
-			meta.IsStatusConditionTrue(g.Status.Conditions, tollgatev1alpha1.ConditionInstallPlanAwaitingManualApproval)
-	})
+	awaitUpgradeGate(t, ctx, c, held, "the plan held, awaiting approval", heldAwaitingApproval)
 
 	plan := &v1alpha1.InstallPlan{}
 	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(held), plan))
