@@ -1,6 +1,7 @@
 package olm
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,6 +53,30 @@ func (w *world) approveByHand(ns, name string) {
 	breakGlass, err := gatelock.BreakGlass(w.env.Config)
 	require.NoError(w.t, err)
 	require.NoError(w.t, breakGlass.Patch(w.ctx, plan, approve, client.FieldOwner("kubectl-patch")))
+	if w.byHand == nil {
+		w.byHand = map[string]bool{}
+	}
+	w.byHand[name] = true
+}
+
+// noBypassButByHand fails the test when a gate recorded a bypass of a plan the test did not
+// approve by hand: whatever real OLM does, approving, moving and completing the plans Tollgate
+// approved, is never taken for someone going around a gate.
+func (w *world) noBypassButByHand() {
+	gates := &tollgatev1alpha1.UpgradeGateList{}
+	if err := w.c.List(context.WithoutCancel(w.ctx), gates); err != nil {
+		if !apimeta.IsNoMatchError(err) { // no gates where OLM was to install Tollgate's CRDs
+			w.t.Errorf("list the gates for their bypasses: %v", err)
+		}
+		return
+	}
+	for _, g := range gates.Items {
+		for _, b := range g.Status.Bypasses {
+			if !w.byHand[b.Name] {
+				w.t.Errorf("gate %s/%s recorded a bypass no one made: %+v", g.Namespace, g.Name, b)
+			}
+		}
+	}
 }
 
 // bypassReported waits until the gate ns/gate records the hand approval of plan, once, naming

@@ -54,6 +54,9 @@ type world struct {
 	olm    []*process.Process
 	// manager is Tollgate's running manager; nil while it is stopped.
 	manager *manager
+	// byHand names the plans the test approved by hand (approveByHand): the only bypasses a
+	// gate may record, checked when the test ends (noBypassButByHand).
+	byHand map[string]bool
 }
 
 // newWorld starts a world whose catalog publishes releases, with Tollgate's manager running
@@ -96,6 +99,7 @@ func newOLMWorld(t *testing.T, withTollgateCRDs bool, releases ...release) *worl
 	w.startOLM()
 	go rollOut(ctx, w.c)
 	w.dumpOnCleanup()
+	t.Cleanup(w.noBypassButByHand)
 	return w
 }
 
