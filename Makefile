@@ -182,7 +182,12 @@ OLMSIM_BUILDS ?= tollgate=bin/tollgate
 .PHONY: olmsim-rounds
 olmsim-rounds: controlplane build ## Run ../shared/olmsim --flip at 1,000 namespaces for OLMSIM_BUILDS and the bare approver, alternated OLMSIM_ROUNDS times (8); print medians, ratios and what each run cost the machine in CPU.
 	@test -d ../shared/olmsim || { echo "olmsim-rounds needs olmsim in ../shared/olmsim"; exit 1; }
-	$(GO) -C ../shared/olmsim build -o "$(CURDIR)/bin/olmsim" .
+	@# olmsim's InstallPlan steps lack the properties real OLM (v0.46) writes into an unpacked
+	@# bundle's reference; without them Tollgate cannot tell a step's package and version and
+	@# holds every plan. hack/olmsim/step-properties.patch adds them, as OLM writes them.
+	rm -rf bin/olmsim-src && mkdir -p bin && cp -R ../shared/olmsim bin/olmsim-src && chmod -R u+w bin/olmsim-src
+	git apply --unsafe-paths --directory=bin/olmsim-src hack/olmsim/step-properties.patch
+	$(GO) -C bin/olmsim-src build -o "$(CURDIR)/bin/olmsim" .
 	$(GO) run ./hack/olmsimrounds -rounds $(OLMSIM_ROUNDS) $(OLMSIM_BUILDS)
 
 .PHONY: verify
