@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,6 +66,20 @@ func TestLimitsAThousandPendingPlans(t *testing.T) {
 		assert.True(t, v.Approvable, v.WhyNot())
 	}
 	assert.EqualValues(t, 1+plans, c.n.Load(), "one evaluation for the Subscription, and one for each plan's move")
+}
+
+// An ordinary upgrade, a plan the Subscription references that moves it to the CSV it waits
+// on, is evaluated once: the move the plan makes is the one the Subscription's document
+// carries, and the same document is not evaluated again for the verdict.
+func TestLimitsAnOrdinaryUpgradeIsEvaluatedOnce(t *testing.T) {
+	sub := subscription("a", "a.v2", manual)
+	sub.Status.InstallPlanRef = &corev1.ObjectReference{Namespace: ns, Name: "install-a"}
+	c := &counting{}
+	d := &approval.Decider{Reader: world(t, sub, gate("a", enforce, true), plan("install-a", manual, false, waiting, "a.v2")), Policies: c}
+	dec := decideMeasured(t, d, c, "a")
+	require.Len(t, dec.Plans, 1)
+	assert.True(t, dec.Plans[0].Approvable, dec.Plans[0].WhyNot())
+	assert.EqualValues(t, 1, c.n.Load(), "the Subscription's document judges the plan's move")
 }
 
 // bundle is n Manual Subscriptions with Enforce gates whose CSVs one pending plan installs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/internal/decide/input"
 	"github.com/tollgate-dev/tollgate/policies"
 )
@@ -135,7 +137,7 @@ func (s *session) judgeMoves(ctx context.Context, plan *v1alpha1.InstallPlan, to
 		denied := len(out)
 		for _, from := range froms {
 			doc := moveDoc(d.m.doc.Doc, plan, d.sameRead(from), to, d.peers)
-			res := s.d.Policies.Evaluate(ctx, doc)
+			res := s.evaluateMove(ctx, d.m, doc)
 			if res.Decision.Allowed {
 				continue
 			}
@@ -156,6 +158,17 @@ func (s *session) judgeMoves(ctx context.Context, plan *v1alpha1.InstallPlan, to
 		}
 	}
 	return out
+}
+
+// evaluateMove is the decision on doc, a move document made from m's: m's own decision when
+// doc is m's document unchanged (the move it judges and its peers are those m's document
+// carries, as for an ordinary upgrade: the Subscription's pending one), an evaluation of doc
+// otherwise. The same document has the same decision; it is not evaluated twice.
+func (s *session) evaluateMove(ctx context.Context, m *member, doc map[string]any) *engine.Result {
+	if reflect.DeepEqual(m.doc.Doc, doc) {
+		return m.result
+	}
+	return s.d.Policies.Evaluate(ctx, doc)
 }
 
 // decider is a Subscription whose document judges a move: a claimant of the CSV created, the
