@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -126,12 +125,13 @@ func (r *GateReconciler) holdAutomatic(ctx context.Context, sub *v1alpha1.Subscr
 	return []metav1.Condition{gatestatus.AutomaticApproval(sub, mode, true)}, nil
 }
 
-// reportDecision emits Events when the status went from old to next and that is news (news),
-// where a person reads them: a hold on the gate (its history, kubectl describe upgradegate),
-// the Subscription and the pending plans, saying what blocks the upgrade and where to look; a
-// release on the gate only. The Subscription and the plans hear nothing of a release: the
-// plan's approval is the news there, and the fewer writes the faster the next approvals.
-func (r *GateReconciler) reportDecision(gate *tollgatev1alpha1.UpgradeGate, old, next tollgatev1alpha1.UpgradeGateStatus, in *input.Document) {
+// reportDecision emits an Event when the status went from old to next and that is news
+// (news): one, on the Subscription, where a person looks when an upgrade does not happen
+// (kubectl describe subscription): a hold, saying what blocks the upgrade and where to look, or
+// a release. One Event per change of outcome, and no more: the gate's status holds the
+// decision, the plan its approval record, the decision log the history, and every Event is a
+// write that the approvals behind it wait for.
+func (r *GateReconciler) reportDecision(old, next tollgatev1alpha1.UpgradeGateStatus, in *input.Document) {
 	if !news(old, next) {
 		return
 	}
@@ -141,17 +141,11 @@ func (r *GateReconciler) reportDecision(gate *tollgatev1alpha1.UpgradeGate, old,
 		if approval.ApprovalOf(sub) == v1alpha1.ApprovalAutomatic {
 			msg += " (installPlanApproval is Automatic: OLM approves on its own.)"
 		}
-		r.Recorder.Event(gate, corev1.EventTypeNormal, EventUpgradeAllowed, msg)
+		r.Recorder.Event(sub, corev1.EventTypeNormal, EventUpgradeAllowed, msg)
 		return
 	}
 	msg := fmt.Sprintf("Upgrade held: %s. Run `kubectl tollgate explain -n %s %s` for what would lift it.", firstStanding(next.Decision), sub.Namespace, sub.Name)
-	objs := []runtime.Object{gate, sub}
-	for i := range in.PendingInstallPlans {
-		objs = append(objs, &in.PendingInstallPlans[i])
-	}
-	for _, obj := range objs {
-		r.Recorder.Event(obj, corev1.EventTypeWarning, EventUpgradeBlocked, msg)
-	}
+	r.Recorder.Event(sub, corev1.EventTypeWarning, EventUpgradeBlocked, msg)
 }
 
 // news says whether a status change is news to report: an upgrade waits (a CSV wanted that is

@@ -32,12 +32,12 @@ func TestADecisionIsReportedWhereAnUpgradeWaits(t *testing.T) {
 		want      int
 	}{
 		{"held while no upgrade waits: no Event", status("etcd.v1", true, ""), status("etcd.v1", false, "CatalogSourceUnhealthy"), nil, 0},
-		{"an upgrade arrives held: gate, Subscription and plan", status("etcd.v1", false, "OperatorNotUpgradeable"), status("etcd.v2", false, "OperatorNotUpgradeable"), plan, 3},
+		{"an upgrade arrives held: one Event", status("etcd.v1", false, "OperatorNotUpgradeable"), status("etcd.v2", false, "OperatorNotUpgradeable"), plan, 1},
 		{"an upgrade arrives allowed: no Event", status("etcd.v1", true, ""), status("etcd.v2", true, ""), plan, 0},
-		{"a waiting upgrade held by another code: gate and Subscription", status("etcd.v2", false, "A"), status("etcd.v2", false, "B"), nil, 2},
-		{"a waiting upgrade released: the gate only", status("etcd.v2", false, "A"), status("etcd.v2", true, ""), plan, 1},
+		{"a waiting upgrade held by another code: one Event", status("etcd.v2", false, "A"), status("etcd.v2", false, "B"), nil, 1},
+		{"a waiting upgrade released: one Event", status("etcd.v2", false, "A"), status("etcd.v2", true, ""), plan, 1},
 		{"a first decision holding nothing: no Event", tollgatev1alpha1.UpgradeGateStatus{}, status("etcd.v2", true, ""), plan, 0},
-		{"a first decision holding an upgrade", tollgatev1alpha1.UpgradeGateStatus{}, status("etcd.v2", false, "A"), plan, 3},
+		{"a first decision holding an upgrade", tollgatev1alpha1.UpgradeGateStatus{}, status("etcd.v2", false, "A"), plan, 1},
 		{"the same outcome: no Event", status("etcd.v2", false, "A"), status("etcd.v2", false, "A"), plan, 0},
 	}
 	for _, tt := range tests {
@@ -45,8 +45,7 @@ func TestADecisionIsReportedWhereAnUpgradeWaits(t *testing.T) {
 			rec := record.NewFakeRecorder(10)
 			r := &GateReconciler{Recorder: rec}
 			sub := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd"}}
-			gate := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd"}}
-			r.reportDecision(gate, tt.old, tt.next, &input.Document{Subscription: sub, PendingInstallPlans: tt.plans})
+			r.reportDecision(tt.old, tt.next, &input.Document{Subscription: sub, PendingInstallPlans: tt.plans})
 			assert.Len(t, rec.Events, tt.want)
 			if tt.next.Decision.Allowed && tt.want > 0 {
 				assert.Contains(t, <-rec.Events, "Normal UpgradeAllowed Upgrade allowed by policy")

@@ -43,9 +43,8 @@ func TestAnOperatorThatIsNotUpgradeableHoldsItsPlanUntilItSaysSo(t *testing.T) {
 	assert.True(t, meta.IsStatusConditionTrue(gate.Status.Conditions, "UpgradeBlocked"))
 	assert.Len(t, gate.Status.Health, 3)
 	k.StillUnapproved(plan)
+	k.event(etcd.Sub, corev1.EventTypeWarning, "UpgradeBlocked", "OperatorNotUpgradeable: ") // for kubectl describe subscription
 	k.event(etcd.Sub, corev1.EventTypeWarning, "UpgradeBlocked", "kubectl tollgate explain")
-	gateRef := &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: etcd.Sub.Namespace, Name: etcd.Sub.Name}}
-	k.event(gateRef, corev1.EventTypeWarning, "UpgradeBlocked", "OperatorNotUpgradeable: ") // its history, for kubectl describe
 
 	etcd.Report("Upgradeable", metav1.ConditionTrue, "migration done")
 	took := k.Approved(plan)
@@ -53,7 +52,7 @@ func TestAnOperatorThatIsNotUpgradeableHoldsItsPlanUntilItSaysSo(t *testing.T) {
 	etcd.Gate("allowed and records the approval", func(g *tollgatev1alpha1.UpgradeGate) bool {
 		return g.Status.Decision.Allowed && g.Status.Decision.LastApprovedInstallPlan == plan.Name
 	})
-	k.event(gateRef, corev1.EventTypeNormal, "UpgradeAllowed", "no denial stands")
+	k.event(etcd.Sub, corev1.EventTypeNormal, "UpgradeAllowed", "no denial stands")
 }
 
 func TestAFirstInstallIsApproved(t *testing.T) {
