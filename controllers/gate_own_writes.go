@@ -42,27 +42,27 @@ func (w *ownWrites) seen(obj client.Object) {
 }
 
 // forgetSeen is a predicate that passes every event on and drops the copies the cache has
-// caught up with (predicates see an event once the cache holds its object).
+// caught up with (predicates see an event once the cache holds its object), and the copy of a
+// gate the cache saw deleted.
 func (w *ownWrites) forgetSeen() predicate.Funcs {
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { w.seen(e.Object); return true },
 		UpdateFunc: func(e event.UpdateEvent) bool { w.seen(e.ObjectNew); return true },
+		DeleteFunc: func(e event.DeleteEvent) bool { w.forget(client.ObjectKeyFromObject(e.Object)); return true },
 	}
 }
 
 // latest returns the gate to work on, given the cache's copy (nil when the cache has none):
-// the gate as written when the cache still shows what the write replaced, else the cache's.
+// the gate as written when the cache still shows what the write replaced, or shows no gate at
+// all (the cache has not had the create yet, however many writes followed it: a gate it saw
+// deleted is forgotten, forgetSeen); else the cache's.
 func (w *ownWrites) latest(key types.NamespacedName, cached *tollgatev1alpha1.UpgradeGate) *tollgatev1alpha1.UpgradeGate {
 	v, ok := w.m.Load(key)
 	if !ok {
 		return cached
 	}
 	own := v.(ownWrite)
-	seen := ""
-	if cached != nil {
-		seen = cached.ResourceVersion
-	}
-	if seen == own.before {
+	if cached == nil || cached.ResourceVersion == own.before {
 		return own.gate.DeepCopy()
 	}
 	w.m.Delete(key) // the cache caught up, or someone else wrote since

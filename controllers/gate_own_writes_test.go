@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 )
@@ -31,6 +32,13 @@ func TestTheGateLastWrittenServesUntilTheCacheHasIt(t *testing.T) {
 
 	w.record(key, "", gate("3"))
 	assert.Equal(t, "3", w.latest(key, nil).ResourceVersion, "created, not in the cache yet")
+	w.record(key, "3", gate("4"))
+	assert.Equal(t, "4", w.latest(key, nil).ResourceVersion,
+		"created and its status written, the cache has neither yet: the written one, not a second create")
 	assert.Equal(t, "5", w.latest(key, gate("5")).ResourceVersion, "someone else wrote since: the cache's")
 	assert.Nil(t, w.latest(key, nil), "and the copy is dropped")
+
+	w.record(key, "", gate("6"))
+	w.forgetSeen().Delete(event.DeleteEvent{Object: gate("6")})
+	assert.Nil(t, w.latest(key, nil), "a gate the cache saw deleted is forgotten")
 }
