@@ -25,12 +25,11 @@ func (r *GateReconciler) bypassesOf(ctx context.Context, gate *tollgatev1alpha1.
 		return nil
 	}
 	var out []tollgatev1alpha1.Bypass
-	for _, p := range bypass.InstallPlans(gate, dec.PendingInstallPlans, dec.InstallPlan) {
-		c, _ := bypass.ChangeOf(p)
-		by, at := setterOf(r.livePlan(ctx, p), c.Path...)
+	for _, f := range bypass.InstallPlans(gate, dec.PendingInstallPlans, dec.InstallPlan) {
+		by, at := setterOf(r.livePlan(ctx, f.Plan), f.Path...)
 		out = append(out, tollgatev1alpha1.Bypass{
-			Kind: tollgatev1alpha1.BypassKindInstallPlan, Name: p.Name, UID: p.UID,
-			Field: c.Field, To: c.To, By: by, At: at,
+			Kind: tollgatev1alpha1.BypassKindInstallPlan, Name: f.Plan.Name, UID: f.Plan.UID,
+			Field: f.Field, To: f.To, By: by, At: at,
 			SeenAt: metav1.NewTime(r.now().Truncate(time.Second)),
 		})
 	}

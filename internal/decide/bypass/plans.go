@@ -7,18 +7,24 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 )
 
-// InstallPlans are the plans that bypassed gate and that its status does not record yet,
-// among its Subscription's pending plans (not Complete or Failed) and the plan it references:
-// Manual plans approved without a readable approval record, or run unapproved (ChangeOf).
-// A pending plan is one whenever it is seen; the referenced plan, once OLM has completed (or
-// failed) it, only when the gate's status last recorded it awaiting approval: Tollgate saw it
-// before it was approved. A plan approved and completed before then is history.
-func InstallPlans(gate *tollgatev1alpha1.UpgradeGate, pending []v1alpha1.InstallPlan, referenced *v1alpha1.InstallPlan) []*v1alpha1.InstallPlan {
-	var out []*v1alpha1.InstallPlan
+// Found is a plan that went around its gate, and how.
+type Found struct {
+	Plan *v1alpha1.InstallPlan
+	Change
+}
+
+// InstallPlans are the plans that bypassed gate and that its status does not record yet, each
+// with how, among its Subscription's pending plans (not Complete or Failed) and the plan it
+// references: Manual plans approved without a readable approval record, or run unapproved
+// (ChangeOf). A pending plan is one whenever it is seen; the referenced plan, once OLM has
+// completed (or failed) it, only when the gate's status last recorded it awaiting approval:
+// Tollgate saw it before it was approved. A plan approved and completed before then is history.
+func InstallPlans(gate *tollgatev1alpha1.UpgradeGate, pending []v1alpha1.InstallPlan, referenced *v1alpha1.InstallPlan) []Found {
+	var out []Found
 	add := func(p *v1alpha1.InstallPlan) {
 		c, ok := ChangeOf(p)
 		if ok && !Recorded(gate.Status.Bypasses, p.UID, c.Field, c.To) && !containsUID(out, p) {
-			out = append(out, p)
+			out = append(out, Found{Plan: p, Change: c})
 		}
 	}
 	for i := range pending {
@@ -71,9 +77,9 @@ func seenAwaiting(status tollgatev1alpha1.UpgradeGateStatus, plan *v1alpha1.Inst
 	return meta.IsStatusConditionTrue(status.Conditions, tollgatev1alpha1.ConditionInstallPlanAwaitingManualApproval)
 }
 
-func containsUID(plans []*v1alpha1.InstallPlan, p *v1alpha1.InstallPlan) bool {
-	for _, q := range plans {
-		if q.UID == p.UID && q.Name == p.Name {
+func containsUID(found []Found, p *v1alpha1.InstallPlan) bool {
+	for _, f := range found {
+		if f.Plan.UID == p.UID && f.Plan.Name == p.Name {
 			return true
 		}
 	}

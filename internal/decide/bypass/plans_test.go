@@ -21,10 +21,10 @@ func installPlan(name string, approval v1alpha1.Approval, approved bool, phase v
 	}
 }
 
-func planNames(plans []*v1alpha1.InstallPlan) []string {
+func planNames(found []bypass.Found) []string {
 	out := []string{}
-	for _, p := range plans {
-		out = append(out, p.Name)
+	for _, f := range found {
+		out = append(out, f.Plan.Name)
 	}
 	return out
 }
