@@ -16,7 +16,6 @@ import (
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/decide/approval"
 	"github.com/tollgate-dev/tollgate/internal/decide/gatestatus"
-	"github.com/tollgate-dev/tollgate/internal/decide/input"
 )
 
 // Event reasons.
@@ -126,16 +125,15 @@ func (r *GateReconciler) holdAutomatic(ctx context.Context, sub *v1alpha1.Subscr
 }
 
 // reportDecision emits an Event when the status went from old to next and that is news
-// (news): one, on the Subscription, where a person looks when an upgrade does not happen
+// (news): one, on the Subscription sub, where a person looks when an upgrade does not happen
 // (kubectl describe subscription): a hold, saying what blocks the upgrade and where to look, or
 // a release. One Event per change of outcome, and no more: the gate's status holds the
 // decision, the plan its approval record, the decision log the history, and every Event is a
 // write that the approvals behind it wait for.
-func (r *GateReconciler) reportDecision(old, next tollgatev1alpha1.UpgradeGateStatus, in *input.Document) {
+func (r *GateReconciler) reportDecision(old, next tollgatev1alpha1.UpgradeGateStatus, sub *v1alpha1.Subscription) {
 	if !news(old, next) {
 		return
 	}
-	sub := in.Subscription
 	if next.Decision.Allowed {
 		msg := "Upgrade allowed by policy: no denial stands."
 		if approval.ApprovalOf(sub) == v1alpha1.ApprovalAutomatic {

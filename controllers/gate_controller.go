@@ -314,7 +314,7 @@ func (r *GateReconciler) writeStatus(ctx context.Context, gate *tollgatev1alpha1
 	r.written.record(key, before, gate)
 	// Reported once the status is written, so a retried write does not report twice.
 	r.reportProblems(ctx, gate, next.problems)
-	r.reportDecision(old, next.status, dec.Document)
+	r.reportDecision(old, next.status, dec.Subscription)
 	r.reportBypasses(gate, dec, bypass.Added(old.Bypasses, next.status.Bypasses))
 	r.logWritten(key, old.Decision, next.status.Decision, dec)
 	return 0, nil

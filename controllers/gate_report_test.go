@@ -9,7 +9,6 @@ import (
 
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
-	"github.com/tollgate-dev/tollgate/internal/decide/input"
 )
 
 // TestADecisionIsReportedWhereAnUpgradeWaits: the Events a status change brings. The
@@ -24,28 +23,26 @@ func TestADecisionIsReportedWhereAnUpgradeWaits(t *testing.T) {
 		}
 		return s
 	}
-	plan := []v1alpha1.InstallPlan{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "install-1"}}}
 	tests := []struct {
 		name      string
 		old, next tollgatev1alpha1.UpgradeGateStatus
-		plans     []v1alpha1.InstallPlan
 		want      int
 	}{
-		{"held while no upgrade waits: no Event", status("etcd.v1", true, ""), status("etcd.v1", false, "CatalogSourceUnhealthy"), nil, 0},
-		{"an upgrade arrives held: one Event", status("etcd.v1", false, "OperatorNotUpgradeable"), status("etcd.v2", false, "OperatorNotUpgradeable"), plan, 1},
-		{"an upgrade arrives allowed: no Event", status("etcd.v1", true, ""), status("etcd.v2", true, ""), plan, 0},
-		{"a waiting upgrade held by another code: one Event", status("etcd.v2", false, "A"), status("etcd.v2", false, "B"), nil, 1},
-		{"a waiting upgrade released: one Event", status("etcd.v2", false, "A"), status("etcd.v2", true, ""), plan, 1},
-		{"a first decision holding nothing: no Event", tollgatev1alpha1.UpgradeGateStatus{}, status("etcd.v2", true, ""), plan, 0},
-		{"a first decision holding an upgrade", tollgatev1alpha1.UpgradeGateStatus{}, status("etcd.v2", false, "A"), plan, 1},
-		{"the same outcome: no Event", status("etcd.v2", false, "A"), status("etcd.v2", false, "A"), plan, 0},
+		{"held while no upgrade waits: no Event", status("etcd.v1", true, ""), status("etcd.v1", false, "CatalogSourceUnhealthy"), 0},
+		{"an upgrade arrives held: one Event", status("etcd.v1", false, "OperatorNotUpgradeable"), status("etcd.v2", false, "OperatorNotUpgradeable"), 1},
+		{"an upgrade arrives allowed: no Event", status("etcd.v1", true, ""), status("etcd.v2", true, ""), 0},
+		{"a waiting upgrade held by another code: one Event", status("etcd.v2", false, "A"), status("etcd.v2", false, "B"), 1},
+		{"a waiting upgrade released: one Event", status("etcd.v2", false, "A"), status("etcd.v2", true, ""), 1},
+		{"a first decision holding nothing: no Event", tollgatev1alpha1.UpgradeGateStatus{}, status("etcd.v2", true, ""), 0},
+		{"a first decision holding an upgrade", tollgatev1alpha1.UpgradeGateStatus{}, status("etcd.v2", false, "A"), 1},
+		{"the same outcome: no Event", status("etcd.v2", false, "A"), status("etcd.v2", false, "A"), 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := record.NewFakeRecorder(10)
 			r := &GateReconciler{Recorder: rec}
 			sub := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd"}}
-			r.reportDecision(tt.old, tt.next, &input.Document{Subscription: sub, PendingInstallPlans: tt.plans})
+			r.reportDecision(tt.old, tt.next, sub)
 			assert.Len(t, rec.Events, tt.want)
 			if tt.next.Decision.Allowed && tt.want > 0 {
 				assert.Contains(t, <-rec.Events, "Normal UpgradeAllowed Upgrade allowed by policy")
