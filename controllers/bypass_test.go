@@ -154,8 +154,9 @@ deny contains {"code": "HeldForTest", "message": "held by the test"} if {
 	ext.Spec.Source.Catalog.Version = "1.2.0"
 	require.NoError(t, c.Patch(ctx, ext, client.MergeFrom(base), client.FieldOwner("kubectl-patch")))
 
-	gate := awaitGate(t, ctx, c, "taken back and recorded", func(g *tollgatev1alpha1.ExtensionGate) bool {
-		return pinOwnedReason(g) == "Reclaimed" && len(g.Status.Bypasses) > 0
+	awaitEvents(t, ctx, c, "PinReclaimed", "ClusterExtension", "", "tollgate-demo") // taken back
+	gate := awaitGate(t, ctx, c, "recorded", func(g *tollgatev1alpha1.ExtensionGate) bool {
+		return len(g.Status.Bypasses) > 0
 	})
 	require.Len(t, gate.Status.Bypasses, 1)
 	b := gate.Status.Bypasses[0]
@@ -239,6 +240,17 @@ func bumpGeneration(t *testing.T, ctx context.Context, c client.Client, gate *to
 // checks it was sent once.
 func awaitBypassEvent(t *testing.T, ctx context.Context, c client.Client, kind, ns, name string) corev1.Event {
 	t.Helper()
+	found := awaitEvents(t, ctx, c, controllers.EventBypassed, kind, ns, name)
+	require.Len(t, found, 1)
+	assert.EqualValues(t, 1, found[0].Count, "sent once")
+	return found[0]
+}
+
+// awaitEvents waits until there are events of reason on the object of kind and name (in ns),
+// and returns them. An event stays where a status condition moves on: a state the manager
+// passes through is awaited by its event.
+func awaitEvents(t *testing.T, ctx context.Context, c client.Client, reason, kind, ns, name string) []corev1.Event {
+	t.Helper()
 	var found []corev1.Event
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		events := &corev1.EventList{}
@@ -246,16 +258,14 @@ func awaitBypassEvent(t *testing.T, ctx context.Context, c client.Client, kind, 
 		found = nil
 		for _, ev := range events.Items {
 			o := ev.InvolvedObject
-			if ev.Reason == controllers.EventBypassed && o.Kind == kind && o.Namespace == ns && o.Name == name {
+			if ev.Reason == reason && o.Kind == kind && o.Namespace == ns && o.Name == name {
 				found = append(found, ev)
 			}
 		}
 		return listed && len(found) > 0, nil
 	})
-	require.NoError(t, err, "a %s event on %s %s/%s", controllers.EventBypassed, kind, ns, name)
-	require.Len(t, found, 1)
-	assert.EqualValues(t, 1, found[0].Count, "sent once")
-	return found[0]
+	require.NoError(t, err, "a %s event on %s %s/%s", reason, kind, ns, name)
+	return found
 }
 
 // bypassCount is tollgate_bypasses_total{kind} as the manager's metrics registry has it.
