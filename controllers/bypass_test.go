@@ -86,6 +86,7 @@ func TestAPlanApprovedByHandIsReportedOnce(t *testing.T) {
 
 	gate = awaitUpgradeGate(t, ctx, c, held, "the gate records the bypass", func(g *tollgatev1alpha1.UpgradeGate) bool { return len(g.Status.Bypasses) > 0 })
 	require.Len(t, gate.Status.Bypasses, 1)
+	sink.awaitLogged(t, ctx)
 	b := gate.Status.Bypasses[0]
 	assert.Equal(t, tollgatev1alpha1.BypassKindInstallPlan, b.Kind)
 	assert.Equal(t, plan.Name, b.Name)
@@ -159,6 +160,7 @@ deny contains {"code": "HeldForTest", "message": "held by the test"} if {
 		return len(g.Status.Bypasses) > 0
 	})
 	require.Len(t, gate.Status.Bypasses, 1)
+	sink.awaitLogged(t, ctx)
 	b := gate.Status.Bypasses[0]
 	assert.Equal(t, tollgatev1alpha1.Bypass{Kind: tollgatev1alpha1.BypassKindClusterExtension, Name: "tollgate-demo", UID: ext.UID,
 		Field: tollgatev1alpha1.BypassFieldVersion, From: "1.0.0", To: "1.2.0", By: "kubectl-patch", At: b.At, SeenAt: b.SeenAt,
@@ -304,6 +306,17 @@ func (s *eventSink) Write(ev *decisionlog.Event) error {
 
 func (s *eventSink) Run(ctx context.Context) error { <-ctx.Done(); return nil }
 
+// awaitLogged waits until a bypass is logged: the last of what the manager does once a gate's
+// status records one (reportBypass), after its Events and its count. The status is seen
+// before then.
+func (s *eventSink) awaitLogged(t *testing.T, ctx context.Context) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return len(s.bypasses()) > 0, nil
+	})
+	require.NoError(t, err, "a bypass in the decision log")
+}
+
 // bypasses are the bypass events' results, in the order logged.
 func (s *eventSink) bypasses() []decisionlog.BypassResult {
 	s.mu.Lock()
@@ -337,6 +350,7 @@ func TestAPlanRunUnapprovedIsReportedOnce(t *testing.T) {
 
 	gate := awaitUpgradeGate(t, ctx, c, held, "the gate records the bypass", func(g *tollgatev1alpha1.UpgradeGate) bool { return len(g.Status.Bypasses) > 0 })
 	require.Len(t, gate.Status.Bypasses, 1)
+	sink.awaitLogged(t, ctx)
 	b := gate.Status.Bypasses[0]
 	assert.Equal(t, []string{"InstallPlan", plan.Name, "status.phase", "Installing", "kubectl-patch"}, []string{b.Kind, b.Name, b.Field, b.To, b.By})
 	assert.Equal(t, []string{"MajorVersionUpgrade"}, b.Decision.Codes)
