@@ -56,6 +56,11 @@ type ExtensionReconciler struct {
 	Now func() time.Time
 	// DecisionLog logs changed decisions and every pin set; nil logs nothing.
 	DecisionLog *decisionlog.Logger
+
+	// written holds the gates' status as this manager last wrote it, until the cache has it:
+	// the pin owned is the gate's status.pin, and a pin decided on a status the cache trails
+	// would take back Tollgate's own.
+	written extensionGateWrites
 }
 
 // Reconcile is read → decide → pin → record for the ExtensionGate req names.
@@ -67,10 +72,12 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err := r.Get(ctx, req.NamespacedName, gate); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetExtension(req.Name)
+			r.written.forget(req.NamespacedName)
 			return ctrl.Result{}, r.handBack(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
 	}
+	gate = r.written.latest(req.NamespacedName, gate)
 	ext := &olmv1.ClusterExtension{}
 	if err := r.Get(ctx, req.NamespacedName, ext); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -87,16 +94,6 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	reportHeld(gate.Name, out)
 	r.reportDeniedAdmitted(gate, out, gatestatus.DeniedBundleAdmitted(out, gate.Generation))
 	move := r.nextPin(gate, ext, out)
-	if move.write {
-		// The pin owned is the gate's status.pin, which this manager may have just written: the
-		// cache can trail it, and a pin decided on a stale status would take back Tollgate's own.
-		fresh := &tollgatev1alpha1.ExtensionGate{}
-		if err := r.APIReader.Get(ctx, req.NamespacedName, fresh); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-		gate = fresh
-		move = r.nextPin(gate, ext, out)
-	}
 	var bypassed []tollgatev1alpha1.Bypass
 	if move.write {
 		bypassed = r.pinBypasses(ctx, gate, ext, move) // before the write that replaces who set the pin
@@ -173,9 +170,9 @@ func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1a
 		logf.FromContext(ctx).Info("decision changed", "allowed", next.Decision.Allowed, "blockedBy", next.Decision.BlockedBy, "installed", out.Installed, "pin", move.pin)
 		r.DecisionLog.Decided(out.Head.Input, out.Head.Result)
 	}
-	old := gate.Status
+	old, before := gate.Status, gate.ResourceVersion
 	gate.Status = next
-	if err := r.Status().Update(ctx, gate); err != nil {
+	if err := r.updateStatus(ctx, gate, before); err != nil {
 		return err
 	}
 	r.reportPinBypasses(gate, ext, bypass.Added(old.Bypasses, next.Bypasses))
@@ -194,8 +191,21 @@ func (r *ExtensionReconciler) writeMissing(ctx context.Context, gate *tollgatev1
 	if !changed && next.ObservedGeneration == gate.Status.ObservedGeneration {
 		return nil
 	}
+	before := gate.ResourceVersion
 	gate.Status = *next
-	return r.Status().Update(ctx, gate)
+	return r.updateStatus(ctx, gate, before)
+}
+
+// updateStatus writes gate's status, which had resourceVersion before, and remembers the
+// gate as written until the cache has it.
+func (r *ExtensionReconciler) updateStatus(ctx context.Context, gate *tollgatev1alpha1.ExtensionGate, before string) error {
+	key := client.ObjectKeyFromObject(gate)
+	if err := r.Status().Update(ctx, gate); err != nil {
+		r.written.forget(key)
+		return err
+	}
+	r.written.record(key, before, gate)
+	return nil
 }
 
 func keyOf(name string) types.NamespacedName { return types.NamespacedName{Name: name} }

@@ -27,7 +27,7 @@ func (r *ExtensionReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("extensiongate").
-		For(&tollgatev1alpha1.ExtensionGate{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&tollgatev1alpha1.ExtensionGate{}, builder.WithPredicates(r.written.forgetSeen(), predicate.GenerationChangedPredicate{})).
 		Watches(&olmv1.ClusterExtension{}, handler.EnqueueRequestsFromMapFunc(sameName)).
 		Watches(&olmv1.ClusterCatalog{}, handler.EnqueueRequestsFromMapFunc(r.everyGate)).
 		WatchesRawSource(source.Channel(r.Policies.extensions, handler.EnqueueRequestsFromMapFunc(r.everyGate))).

@@ -69,7 +69,7 @@ type GateReconciler struct {
 
 	operands *operandWatches
 	reader   client.Reader                                  // the cache (operands too), minus the kinds the API server does not serve
-	written  ownWrites                                      // gates written that the cache may not show yet
+	written  upgradeGateWrites                              // gates written that the cache may not show yet
 	approved ownApprovals                                   // plans approved whose event has not come back yet
 	queue    priorityqueue.PriorityQueue[reconcile.Request] // the controller's (newQueue); nil in unit tests
 	planning planning                                       // gates whose status waits while OLM is between two steps

@@ -16,27 +16,35 @@ import (
 // it. The cache trails the API server by a watch event, and events come in bursts (OLM
 // writes a Subscription's status, then its plan's): a reconcile right after a write would read
 // the gate as it was before, and its own write would conflict, cost a retry and delay the
-// approval, or its create would find the gate already there.
-type ownWrites struct{ m sync.Map } // types.NamespacedName → ownWrite
+// approval, or its create would find the gate already there; an ExtensionGate read so would
+// not show the pin Tollgate just recorded as its own.
+type ownWrites[T any, PT gateObject[T]] struct{ m sync.Map } // types.NamespacedName → ownWrite[PT]
 
-type ownWrite struct {
+// gateObject is a pointer to a kind of gate.
+type gateObject[T any] interface {
+	*T
+	client.Object
+	DeepCopy() *T
+}
+
+type ownWrite[PT any] struct {
 	before string // the resourceVersion the write replaced; "" for a create
-	gate   *tollgatev1alpha1.UpgradeGate
+	gate   PT
 }
 
 // record notes that gate, which had resourceVersion before, was written. The copy is trimmed
 // as the cache trims (the API server's answer carries managed fields again).
-func (w *ownWrites) record(key types.NamespacedName, before string, gate *tollgatev1alpha1.UpgradeGate) {
-	own := gate.DeepCopy()
+func (w *ownWrites[T, PT]) record(key types.NamespacedName, before string, gate PT) {
+	own := PT(gate.DeepCopy())
 	_, _ = input.Trim(own)
-	w.m.Store(key, ownWrite{before: before, gate: own})
+	w.m.Store(key, ownWrite[PT]{before: before, gate: own})
 }
 
 // seen is told of every version of a gate the cache receives: once it is past what a write
 // replaced, the cache holds the write (or a later version) and the copy is dropped.
-func (w *ownWrites) seen(obj client.Object) {
+func (w *ownWrites[T, PT]) seen(obj client.Object) {
 	key := client.ObjectKeyFromObject(obj)
-	if v, ok := w.m.Load(key); ok && v.(ownWrite).before != obj.GetResourceVersion() {
+	if v, ok := w.m.Load(key); ok && v.(ownWrite[PT]).before != obj.GetResourceVersion() {
 		w.m.CompareAndDelete(key, v)
 	}
 }
@@ -44,7 +52,7 @@ func (w *ownWrites) seen(obj client.Object) {
 // forgetSeen is a predicate that passes every event on and drops the copies the cache has
 // caught up with (predicates see an event once the cache holds its object), and the copy of a
 // gate the cache saw deleted.
-func (w *ownWrites) forgetSeen() predicate.Funcs {
+func (w *ownWrites[T, PT]) forgetSeen() predicate.Funcs {
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { w.seen(e.Object); return true },
 		UpdateFunc: func(e event.UpdateEvent) bool { w.seen(e.ObjectNew); return true },
@@ -56,13 +64,13 @@ func (w *ownWrites) forgetSeen() predicate.Funcs {
 // the gate as written when the cache still shows what the write replaced, or shows no gate at
 // all (the cache has not had the create yet, however many writes followed it: a gate it saw
 // deleted is forgotten, forgetSeen); else the cache's.
-func (w *ownWrites) latest(key types.NamespacedName, cached *tollgatev1alpha1.UpgradeGate) *tollgatev1alpha1.UpgradeGate {
+func (w *ownWrites[T, PT]) latest(key types.NamespacedName, cached PT) PT {
 	v, ok := w.m.Load(key)
 	if !ok {
 		return cached
 	}
-	own := v.(ownWrite)
-	if cached == nil || cached.ResourceVersion == own.before {
+	own := v.(ownWrite[PT])
+	if cached == nil || cached.GetResourceVersion() == own.before {
 		return own.gate.DeepCopy()
 	}
 	w.m.Delete(key) // the cache caught up, or someone else wrote since
@@ -70,4 +78,10 @@ func (w *ownWrites) latest(key types.NamespacedName, cached *tollgatev1alpha1.Up
 }
 
 // forget drops what is remembered of a gate: it is gone, or a write showed the memory stale.
-func (w *ownWrites) forget(key types.NamespacedName) { w.m.Delete(key) }
+func (w *ownWrites[T, PT]) forget(key types.NamespacedName) { w.m.Delete(key) }
+
+// upgradeGateWrites and extensionGateWrites are the writes of each kind of gate.
+type (
+	upgradeGateWrites   = ownWrites[tollgatev1alpha1.UpgradeGate, *tollgatev1alpha1.UpgradeGate]
+	extensionGateWrites = ownWrites[tollgatev1alpha1.ExtensionGate, *tollgatev1alpha1.ExtensionGate]
+)

@@ -17,7 +17,7 @@ func TestTheGateLastWrittenServesUntilTheCacheHasIt(t *testing.T) {
 		return &tollgatev1alpha1.UpgradeGate{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd", ResourceVersion: rv,
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "tollgate"}}}}
 	}
-	var w ownWrites
+	var w upgradeGateWrites
 	assert.Equal(t, "1", w.latest(key, gate("1")).ResourceVersion, "nothing written: the cache's")
 
 	w.record(key, "1", gate("2"))
@@ -41,4 +41,19 @@ func TestTheGateLastWrittenServesUntilTheCacheHasIt(t *testing.T) {
 	w.record(key, "", gate("6"))
 	w.forgetSeen().Delete(event.DeleteEvent{Object: gate("6")})
 	assert.Nil(t, w.latest(key, nil), "a gate the cache saw deleted is forgotten")
+}
+
+func TestTheExtensionGateLastWrittenServesItsPin(t *testing.T) {
+	key := types.NamespacedName{Name: "argocd"}
+	gate := func(rv, pin string) *tollgatev1alpha1.ExtensionGate {
+		g := &tollgatev1alpha1.ExtensionGate{ObjectMeta: metav1.ObjectMeta{Name: "argocd", ResourceVersion: rv}}
+		g.Status.Pin = pin
+		return g
+	}
+	var w extensionGateWrites
+	w.record(key, "1", gate("2", "1.1.0"))
+	assert.Equal(t, "1.1.0", w.latest(key, gate("1", "1.0.0")).Status.Pin,
+		"the cache still shows the status before the pin was recorded: the pin as written")
+	w.forgetSeen().Update(event.UpdateEvent{ObjectOld: gate("1", "1.0.0"), ObjectNew: gate("2", "1.1.0")})
+	assert.Equal(t, "1.0.0", w.latest(key, gate("1", "1.0.0")).Status.Pin, "once the cache had the write, the copy is gone")
 }
