@@ -42,13 +42,15 @@ const (
 	// extCatalog is the one ClusterCatalog; extPkg its one package (test/testdata/olmv1).
 	extCatalog = "bench"
 	extPkg     = "tollgate-demo"
-	// extFrom is the version every ClusterExtension has installed and is pinned at; extTo the
-	// highest successor within the gates' range (extRange).
-	extFrom  = "1.0.0"
-	extTo    = "1.1.0"
-	extRange = "<1.2.0"
-	// extDigest names the catalog's content: one digest, so one fetch.
-	extDigest = "registry.example/catalogs/bench@sha256:2f6bd7ad0d3b0fbc0f6a1f1ae7b4fba3c7b84b1e4f1a6c39f5ee1f0e0b1b2c3d"
+	// extFrom is the version every ClusterExtension has installed and is pinned at, the highest
+	// of the catalog's first revision; extTo the successor its second revision publishes, within
+	// the gates' range (extRange).
+	extFrom  = "1.1.0"
+	extTo    = "1.2.0"
+	extRange = "<2.0.0"
+	// extDigests name the catalog's content at each revision: one fetch each.
+	extDigest1 = "registry.example/catalogs/bench@sha256:2f6bd7ad0d3b0fbc0f6a1f1ae7b4fba3c7b84b1e4f1a6c39f5ee1f0e0b1b2c3d"
+	extDigest2 = "registry.example/catalogs/bench@sha256:9c1e0f7b3a5d2e4c6b8a0f1e3d5c7b9a1e2f4d6c8b0a2e4f6d8c0b2a4e6f8d0c"
 	// setLabel tells the ClusterExtensions Tollgate pins (setTollgate) from those the bare
 	// client pins (setBare).
 	setLabel    = "scale.tollgate.dev/set"
@@ -95,6 +97,8 @@ type extWorld struct {
 	// catalogd serves the catalog's content; served counts its requests.
 	catalogd *httptest.Server
 	served   atomic.Int64
+	// content is what catalogd serves: the first revision, then the second (publish).
+	content, published atomic.Pointer[[]byte]
 
 	mgr *extManager
 }
@@ -163,15 +167,19 @@ func (w *extWorld) serveWidgets() {
 	}
 }
 
-// startCatalogd serves the catalog's content as catalogd does, at <status.urls.base>/api/v1/all.
+// startCatalogd serves the catalog's content as catalogd does, at <status.urls.base>/api/v1/all:
+// its first revision (1.0.0 and 1.1.0) until publish.
 func (w *extWorld) startCatalogd() {
-	content, err := os.ReadFile(repo.Path("test", "testdata", "olmv1", "catalog-revision-2.jsonl"))
-	require.NoError(w.tb, err)
+	for rev, p := range map[string]*atomic.Pointer[[]byte]{"1": &w.content, "2": &w.published} {
+		content, err := os.ReadFile(repo.Path("test", "testdata", "olmv1", "catalog-revision-"+rev+".jsonl"))
+		require.NoError(w.tb, err)
+		p.Store(&content)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /catalogs/"+extCatalog+"/api/v1/all", func(rw http.ResponseWriter, _ *http.Request) {
 		w.served.Add(1)
 		rw.Header().Set("Content-Type", "application/jsonl")
-		_, _ = rw.Write(content)
+		_, _ = rw.Write(*w.content.Load())
 	})
 	w.catalogd = httptest.NewTLSServer(mux)
 	w.tb.Cleanup(w.catalogd.Close)
@@ -181,7 +189,7 @@ func (w *extWorld) startCatalogd() {
 // the content: Serving, its base URL and the digest it resolved.
 func (w *extWorld) createCatalog() {
 	cat := &olmv1.ClusterCatalog{ObjectMeta: metav1.ObjectMeta{Name: extCatalog, Labels: map[string]string{olmv1.MetadataNameLabel: extCatalog}},
-		Spec: olmv1.ClusterCatalogSpec{Source: olmv1.CatalogSource{Type: "Image", Image: &olmv1.ImageSource{Ref: extDigest}},
+		Spec: olmv1.ClusterCatalogSpec{Source: olmv1.CatalogSource{Type: "Image", Image: &olmv1.ImageSource{Ref: extDigest1}},
 			AvailabilityMode: olmv1.AvailabilityModeAvailable}}
 	require.NoError(w.tb, createWithStatus(w.ctx, w.c, cat, func() {
 		now := metav1.Now()
@@ -190,11 +198,24 @@ func (w *extWorld) createCatalog() {
 				{Type: "Serving", Status: metav1.ConditionTrue, Reason: "Available", Message: "serving its content", LastTransitionTime: now, ObservedGeneration: cat.Generation},
 				{Type: "Progressing", Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "unpacked", LastTransitionTime: now, ObservedGeneration: cat.Generation},
 			},
-			ResolvedSource: &olmv1.ResolvedCatalogSource{Type: "Image", Image: &olmv1.ResolvedImageSource{Ref: extDigest}},
+			ResolvedSource: &olmv1.ResolvedCatalogSource{Type: "Image", Image: &olmv1.ResolvedImageSource{Ref: extDigest1}},
 			URLs:           &olmv1.ClusterCatalogURLs{Base: w.catalogd.URL + "/catalogs/" + extCatalog},
 			LastUnpacked:   &now,
 		}
 	}))
+}
+
+// publish has catalogd serve the catalog's second revision (1.2.0 published), as it does once
+// it has unpacked a new image: its content, then the digest it resolved in the catalog's status.
+func (w *extWorld) publish(ctx context.Context) error {
+	w.content.Store(w.published.Load())
+	cat := &olmv1.ClusterCatalog{}
+	if err := w.c.Get(ctx, client.ObjectKey{Name: extCatalog}, cat); err != nil {
+		return err
+	}
+	now := metav1.Now()
+	cat.Status.ResolvedSource.Image.Ref, cat.Status.LastUnpacked = extDigest2, &now
+	return w.c.Status().Update(ctx, cat)
 }
 
 // extName is the i-th ClusterExtension of set.
@@ -302,18 +323,26 @@ func (w *extWorld) gateAll(ctx context.Context) (time.Duration, error) {
 	return time.Since(start), err
 }
 
-// tollgatePins creates the gates with the manager running and returns how long until every
-// ClusterExtension of setTollgate is pinned at extTo, and how long creating the gates took.
-func (w *extWorld) tollgatePins() (pins, gates time.Duration) {
+// gate creates the gates with the manager running, waits until each owns its pin at extFrom,
+// and returns how long until then.
+func (w *extWorld) gate() time.Duration {
 	w.tb.Helper()
 	require.NotNil(w.tb, w.mgr, "the manager must run")
-	pins, err := w.awaitPins(setTollgate, func(ctx context.Context) error {
-		var err error
-		gates, err = w.gateAll(ctx)
-		return err
-	})
+	start := time.Now()
+	_, err := w.gateAll(w.ctx)
 	require.NoError(w.tb, err)
-	return pins, gates
+	w.awaitOwned(extFrom)
+	return time.Since(start)
+}
+
+// tollgatePins publishes the catalog's second revision with the manager running and returns how
+// long until every ClusterExtension of setTollgate is pinned at extTo.
+func (w *extWorld) tollgatePins() time.Duration {
+	w.tb.Helper()
+	require.NotNil(w.tb, w.mgr, "the manager must run")
+	pins, err := w.awaitPins(setTollgate, w.publish)
+	require.NoError(w.tb, err)
+	return pins
 }
 
 // barePins is the baseline: with the manager stopped, a bare client moves the pins of the n
@@ -415,29 +444,35 @@ func (w *extWorld) checkRecords() {
 		}
 	}
 	require.NoError(w.tb, errors.Join(errs...))
-	deadline := time.Now().Add(time.Minute)
+	w.awaitOwned(extTo)
+}
+
+// awaitOwned waits until every gate's status says it owns the pin at version.
+func (w *extWorld) awaitOwned(version string) {
+	w.tb.Helper()
+	deadline := time.Now().Add(limit(w.n))
 	for {
-		waiting := w.gateNotOwning()
+		waiting := w.gateNotOwning(version)
 		if waiting == "" {
 			return
 		}
 		if time.Now().After(deadline) {
-			w.tb.Fatalf("not every gate owns the pin %s after a minute: %s", extTo, waiting)
+			w.tb.Fatalf("not every gate owns the pin %s after %s: %s", version, limit(w.n), waiting)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
-// gateNotOwning describes a gate whose status does not say it owns the pin at extTo, or says
+// gateNotOwning describes a gate whose status does not say it owns the pin at version, or says
 // why the gates cannot be read; "" when every one of the n does.
-func (w *extWorld) gateNotOwning() string {
+func (w *extWorld) gateNotOwning(version string) string {
 	gates := &tollgatev1alpha1.ExtensionGateList{}
 	if err := w.c.List(w.ctx, gates); err != nil {
 		return err.Error()
 	}
 	for _, g := range gates.Items {
 		c := meta.FindStatusCondition(g.Status.Conditions, tollgatev1alpha1.ConditionPinOwned)
-		if g.Status.Pin != extTo || c == nil || c.Status != metav1.ConditionTrue {
+		if g.Status.Pin != version || c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Sprintf("ExtensionGate %s: %+v", g.Name, g.Status)
 		}
 	}
