@@ -7,6 +7,7 @@ import (
 
 	bsemver "github.com/blang/semver/v4"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -63,9 +64,20 @@ func (r *ExtensionReconciler) nextPin(gate *tollgatev1alpha1.ExtensionGate, ext 
 	case below(out.Installed, current):
 		return pinMove{pin: current, owned: true, reason: "Upgrading", message: fmt.Sprintf("OLM v1 is installing %s, the pin Tollgate set, still allowed (installed: %s)", current, out.Installed)}
 	case !samePin(current, out.Target):
-		return pinMove{pin: out.Target, write: true, owned: true, reason: "Moved", message: fmt.Sprintf("Tollgate moved the pin from %s to %s, which the policies allow", current, out.Target), event: "PinMoved"}
+		return pinMove{pin: out.Target, write: true, owned: true, reason: "Moved", message: fmt.Sprintf("Tollgate moved the pin from %s to %s, which the policies allow", current, out.Target), event: movedEvent(gate)}
 	}
 	return keptPin(current, out)
+}
+
+// movedEvent is the event of a move of the pin Tollgate owns: PinMoved when the move ends a
+// hold (the gate held a successor), as a Subscription's UpgradeAllowed does; none for a move
+// the policies allowed at once, which, as an approval of an InstallPlan, the pin's record, the
+// gate's status (PinOwned Moved) and the decision log say.
+func movedEvent(gate *tollgatev1alpha1.ExtensionGate) string {
+	if c := meta.FindStatusCondition(gate.Status.Conditions, tollgatev1alpha1.ConditionPinOwned); c != nil && c.Reason == "Held" {
+		return "PinMoved"
+	}
+	return ""
 }
 
 // keptPin says why a pin Tollgate owns, at its target, stays.

@@ -95,6 +95,23 @@ func TestNextPin(t *testing.T) {
 	}
 }
 
+// A move of the pin Tollgate owns is announced when it ends a hold, as a Subscription's release
+// is; a move the policies allowed at once is not, as an approval is not.
+func TestAMoveIsAnnouncedWhenItEndsAHold(t *testing.T) {
+	r := &ExtensionReconciler{}
+	allowed := pin.Outcome{Installed: "1.0.0", Target: "1.1.0", Head: pin.Judged{Result: &engine.Result{Decision: engine.Decision{Allowed: true}}}}
+	for reason, want := range map[string]string{"Held": "PinMoved", "Pinned": "", "": ""} {
+		gate := &tollgatev1alpha1.ExtensionGate{Status: tollgatev1alpha1.ExtensionGateStatus{Pin: "1.0.0"}}
+		gate.Spec.Mode = tollgatev1alpha1.ModeEnforce
+		if reason != "" {
+			gate.Status.Conditions = []metav1.Condition{{Type: tollgatev1alpha1.ConditionPinOwned, Status: metav1.ConditionTrue, Reason: reason}}
+		}
+		m := r.nextPin(gate, extensionAt("1.0.0", "1.0.0", ""), allowed)
+		require.Equal(t, "Moved", m.reason, m.message)
+		assert.Equal(t, want, m.event, "a move after PinOwned %q", reason)
+	}
+}
+
 // The DeniedBundleAdmitted condition names each bundle and what an admin can do; False with
 // none.
 func TestDeniedAdmittedCondition(t *testing.T) {
