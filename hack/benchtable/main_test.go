@@ -87,14 +87,14 @@ func TestNoFigureIsAnError(t *testing.T) {
 }
 
 func TestExtensionFigures(t *testing.T) {
-	line := "BenchmarkExtensionPins-2  1  37984239217 ns/op  5.13 bare-apiserver-cpu-s  4.776 bare-s  1000 extensions  1.000 fetches  16.42 pins-apiserver-cpu-s  27.27 pins-s  5.710 pins/bare  21766 mgr-B/ext\n"
+	line := "BenchmarkExtensionPins-2  1  37984239217 ns/op  5.13 bare-apiserver-cpu-s  4.776 bare-s  1000 extensions  2.000 fetches  16.42 pins-apiserver-cpu-s  27.27 pins-s  5.710 pins/bare  21766 mgr-B/ext\n"
 	r, err := parse(strings.NewReader(line))
 	require.NoError(t, err)
 	var out bytes.Buffer
 	require.NoError(t, write(&out, r, figures))
-	assert.Contains(t, out.String(), "| Extensions: gates created to every pin moved (bare: the same patches, 4 workers) | 27.27s ")
+	assert.Contains(t, out.String(), "| Extensions: a new catalog revision to every pin moved (bare: the same patches, 4 workers) | 27.27s ")
 	assert.Contains(t, out.String(), "| 4.78s               | 5.71× |")
-	assert.Contains(t, out.String(), "| Extensions: catalog content fetches (one digest)")
+	assert.Contains(t, out.String(), "| Extensions: catalog content fetches (two revisions, two digests)")
 	assert.Contains(t, out.String(), "| 1 per digest | yes   |")
 	assert.Contains(t, out.String(), "| 16.42s | 5.13s               | 3.20× |")
 }
