@@ -459,7 +459,7 @@ func (w *extWorld) awaitOwned(version string) {
 		if time.Now().After(deadline) {
 			w.tb.Fatalf("not every gate owns the pin %s after %s: %s", version, limit(w.n), waiting)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // each look lists every gate: not too often while they settle
 	}
 }
 
