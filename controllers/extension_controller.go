@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -61,7 +62,14 @@ type ExtensionReconciler struct {
 	// the pin owned is the gate's status.pin, and a pin decided on a status the cache trails
 	// would take back Tollgate's own.
 	written extensionGateWrites
+	// unrecorded holds, per gate, the pin this manager set whose record (the gate's status.pin)
+	// failed to be written: types.NamespacedName → unrecordedPin.
+	unrecorded sync.Map
 }
+
+// unrecordedPin is a pin Tollgate set and has not recorded yet, and the resourceVersion its
+// write gave the ClusterExtension.
+type unrecordedPin struct{ pin, resourceVersion string }
 
 // Reconcile is read → decide → pin → record for the ExtensionGate req names.
 func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -73,6 +81,7 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		if apierrors.IsNotFound(err) {
 			forgetExtension(req.Name)
 			r.written.forget(req.NamespacedName)
+			r.unrecorded.Delete(req.NamespacedName)
 			return ctrl.Result{}, r.handBack(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
@@ -102,8 +111,12 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		}
 	}
 	if err := r.recordStatus(ctx, gate, ext, facts, out, move, bypassed); err != nil {
+		if move.write { // the pin is set: until its record is, it is still Tollgate's (nextPin)
+			r.unrecorded.Store(req.NamespacedName, unrecordedPin{pin: move.pin, resourceVersion: ext.ResourceVersion})
+		}
 		return ctrl.Result{}, err
 	}
+	r.unrecorded.Delete(req.NamespacedName)
 	return ctrl.Result{RequeueAfter: r.requeueAfter(out)}, nil
 }
 

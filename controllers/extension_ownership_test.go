@@ -1,12 +1,15 @@
 package controllers_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/pem"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +20,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,6 +44,13 @@ const extDigest = "registry.example/catalogs/demo@sha256:2f6bd7ad0d3b0fbc0f6a1f1
 // alone, its options changed by each of with; no OLM runs. It is skipped without OLM v1's CRDs
 // (`make olmv1`), except in CI.
 func extensionWorld(t *testing.T, with ...func(*controllers.Options)) (client.Client, context.Context, func(content, digest string)) {
+	t.Helper()
+	return extensionWorldWrapped(t, nil, with...)
+}
+
+// extensionWorldWrapped is extensionWorld with the manager's requests to the API server going
+// through wrap (nil: as they are).
+func extensionWorldWrapped(t *testing.T, wrap func(http.RoundTripper) http.RoundTripper, with ...func(*controllers.Options)) (client.Client, context.Context, func(content, digest string)) {
 	t.Helper()
 	dir := process.FindBuild("TOLLGATE_OLMV1_BIN", "olmv1", "crds")
 	if dir == "" {
@@ -75,7 +86,11 @@ func extensionWorld(t *testing.T, with ...func(*controllers.Options)) (client.Cl
 	}
 	require.NoError(t, c.Status().Update(ctx, cat))
 
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	cfg := rest.CopyConfig(env.Config)
+	if wrap != nil {
+		cfg.Wrap(wrap)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: apis.NewScheme(), Cache: controllers.CacheOptionsFor("tollgate-system", false),
 		Metrics: metricsserver.Options{BindAddress: "0"}, Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
@@ -192,4 +207,55 @@ func TestExtensionPinNotYetInstalledIsWithdrawnWhenDenied(t *testing.T) {
 	ext := &olmv1.ClusterExtension{}
 	require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "tollgate-demo"}, ext))
 	require.Equal(t, "1.0.0", ext.Spec.Source.Catalog.Version, "no OLM v1 runs here to settle the extension, so nothing moves it on")
+}
+
+// failFirstRecord fails, once, the manager's first status write of gate tollgate-demo that
+// records pin: the API server answers 500, as when it is overloaded.
+type failFirstRecord struct {
+	next   http.RoundTripper
+	pin    string
+	failed *atomic.Bool
+}
+
+func (f failFirstRecord) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPut || !strings.HasSuffix(req.URL.Path, "/extensiongates/tollgate-demo/status") || f.failed.Load() {
+		return f.next.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	if !strings.Contains(string(body), `"pin":"`+f.pin+`"`) || !f.failed.CompareAndSwap(false, true) {
+		return f.next.RoundTrip(req)
+	}
+	status := `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"injected: the API server is overloaded","reason":"InternalError","code":500}`
+	return &http.Response{StatusCode: http.StatusInternalServerError, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(status)), Request: req}, nil
+}
+
+// A pin Tollgate set whose record failed to be written (the gate's status write refused) is
+// still Tollgate's: the next decision records it, and reports no bypass of Tollgate's own move.
+func TestAPinWhoseRecordFailedIsRecordedNotReportedAsABypass(t *testing.T) {
+	var failed atomic.Bool
+	c, ctx, _ := extensionWorldWrapped(t, func(rt http.RoundTripper) http.RoundTripper {
+		return failFirstRecord{next: rt, pin: "1.1.0", failed: &failed}
+	})
+	installedAt(t, ctx, c, "1.0.0")
+	gate := &tollgatev1alpha1.ExtensionGate{ObjectMeta: metav1.ObjectMeta{Name: "tollgate-demo"},
+		Spec: tollgatev1alpha1.ExtensionGateSpec{Mode: tollgatev1alpha1.ModeEnforce, Version: "<1.1.0"}}
+	require.NoError(t, c.Create(ctx, gate))
+	awaitGate(t, ctx, c, "pinned at 1.0.0", func(g *tollgatev1alpha1.ExtensionGate) bool {
+		return g.Status.Pin == "1.0.0" && pinOwnedReason(g) == "Pinned"
+	})
+
+	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(gate), gate))
+	gate.Spec.Version = "<1.2.0"
+	require.NoError(t, c.Update(ctx, gate))
+	got := awaitGate(t, ctx, c, "the pin moved to 1.1.0 recorded", func(g *tollgatev1alpha1.ExtensionGate) bool {
+		return g.Status.Pin == "1.1.0"
+	})
+	require.True(t, failed.Load(), "the first write of the record failed")
+	require.Empty(t, got.Status.Bypasses, "Tollgate's own move is no bypass")
+	require.Equal(t, "Upgrading", pinOwnedReason(got), "Tollgate's pin, OLM v1 installing it")
 }

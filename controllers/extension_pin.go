@@ -41,13 +41,14 @@ func (m pinMove) condition(generation int64) metav1.Condition {
 }
 
 // nextPin decides the pin from the outcome. The pin Tollgate owns is the one its gate's status
-// records (status.pin, which only Tollgate writes); any other is taken back at once, whatever
-// the ClusterExtension's annotations say. Tollgate's own pin, once OLM v1 installed it, moves to
+// records (status.pin, which only Tollgate writes), or the one this manager set and failed to
+// record, the ClusterExtension unchanged since (setUnrecorded); any other is taken back at
+// once, whatever the ClusterExtension's annotations say. Tollgate's own pin, once OLM v1 installed it, moves to
 // the target; before that it stays while it is still allowed whole, and is taken back when it
 // is not. Never in Audit mode, nor before a first install.
 func (r *ExtensionReconciler) nextPin(gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, out pin.Outcome) pinMove {
 	current := pinOf(ext)
-	owned := gate.Status.Pin != "" && current == gate.Status.Pin
+	owned := gate.Status.Pin != "" && current == gate.Status.Pin || r.setUnrecorded(ext)
 	switch {
 	case out.Installed == "":
 		return pinMove{pin: current, reason: "NotInstalled", message: fmt.Sprintf("nothing is installed yet: OLM v1 installs what spec.source.catalog.version (%q) selects, and Tollgate gates the upgrades after that first install", current)}
@@ -78,6 +79,15 @@ func movedEvent(gate *tollgatev1alpha1.ExtensionGate) string {
 		return "PinMoved"
 	}
 	return ""
+}
+
+// setUnrecorded says whether ext's pin is the one this manager set and failed to record, ext
+// unchanged since that write: Tollgate's own pin, not someone else's (no bypass, nothing to
+// take back), whose record the next status write makes.
+func (r *ExtensionReconciler) setUnrecorded(ext *olmv1.ClusterExtension) bool {
+	v, ok := r.unrecorded.Load(keyOf(ext.Name))
+	u, _ := v.(unrecordedPin)
+	return ok && u.pin == pinOf(ext) && u.resourceVersion == ext.ResourceVersion
 }
 
 // keptPin says why a pin Tollgate owns, at its target, stays.

@@ -95,6 +95,29 @@ func TestNextPin(t *testing.T) {
 	}
 }
 
+// A pin this manager set whose record failed to be written is still Tollgate's while the
+// ClusterExtension is as that write left it: no adoption (which would report a bypass of
+// Tollgate's own move), its record written next; changed since, it is someone else's.
+func TestAPinSetButNotRecordedIsStillTollgates(t *testing.T) {
+	r := &ExtensionReconciler{}
+	allowed := pin.Outcome{Installed: "1.0.0", Target: "1.1.0", Head: pin.Judged{Result: &engine.Result{Decision: engine.Decision{Allowed: true}}}}
+	gate := &tollgatev1alpha1.ExtensionGate{Status: tollgatev1alpha1.ExtensionGateStatus{Pin: "1.0.0"}}
+	gate.Spec.Mode = tollgatev1alpha1.ModeEnforce
+	ext := extensionAt("1.0.0", "1.1.0", "")
+	ext.ResourceVersion = "7"
+	require.Equal(t, "Adopted", r.nextPin(gate, ext, allowed).reason, "nothing remembered: the pin is not the one the status records")
+
+	r.unrecorded.Store(keyOf(ext.Name), unrecordedPin{pin: "1.1.0", resourceVersion: "7"})
+	m := r.nextPin(gate, ext, allowed)
+	assert.Equal(t, "Upgrading", m.reason, m.message)
+	assert.True(t, m.owned)
+	assert.False(t, m.write)
+	assert.Nil(t, r.pinBypasses(context.Background(), gate, ext, m), "Tollgate's own move is no bypass")
+
+	ext.ResourceVersion = "8"
+	assert.Equal(t, "Adopted", r.nextPin(gate, ext, allowed).reason, "changed since the write: not known to be Tollgate's")
+}
+
 // A move of the pin Tollgate owns is announced when it ends a hold, as a Subscription's release
 // is; a move the policies allowed at once is not, as an approval is not.
 func TestAMoveIsAnnouncedWhenItEndsAHold(t *testing.T) {
