@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -189,7 +190,20 @@ func (r *ExtensionReconciler) writeStatus(ctx context.Context, gate *tollgatev1a
 		return err
 	}
 	r.reportPinBypasses(gate, ext, bypass.Added(old.Bypasses, next.Bypasses))
+	r.reportHold(ext, old, next)
 	return nil
+}
+
+// reportHold announces a successor becoming held, as a Subscription's UpgradeBlocked does: a
+// Warning on the ClusterExtension when the gate's PinOwned turns Held. The release is the
+// move that ends the hold (PinMoved, movedEvent).
+func (r *ExtensionReconciler) reportHold(ext *olmv1.ClusterExtension, old, next tollgatev1alpha1.ExtensionGateStatus) {
+	was := meta.FindStatusCondition(old.Conditions, tollgatev1alpha1.ConditionPinOwned)
+	now := meta.FindStatusCondition(next.Conditions, tollgatev1alpha1.ConditionPinOwned)
+	if now == nil || now.Reason != "Held" || was != nil && was.Reason == "Held" {
+		return
+	}
+	r.Recorder.Event(ext, corev1.EventTypeWarning, EventUpgradeBlocked, now.Message)
 }
 
 // writeMissing records that the gated ClusterExtension does not exist.

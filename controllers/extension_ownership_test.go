@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -31,6 +32,7 @@ import (
 	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
+	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/internal/decide/catalogd"
 	"github.com/tollgate-dev/tollgate/test/framework/controlplane"
 	"github.com/tollgate-dev/tollgate/test/framework/process"
@@ -258,4 +260,34 @@ func TestAPinWhoseRecordFailedIsRecordedNotReportedAsABypass(t *testing.T) {
 	require.True(t, failed.Load(), "the first write of the record failed")
 	require.Empty(t, got.Status.Bypasses, "Tollgate's own move is no bypass")
 	require.Equal(t, "Upgrading", pinOwnedReason(got), "Tollgate's pin, OLM v1 installing it")
+}
+
+// A successor becoming held is announced once, a Warning UpgradeBlocked on the ClusterExtension,
+// and the move that ends the hold once, PinMoved, as a Subscription's hold and release are.
+func TestAHoldAndItsReleaseAreAnnouncedOnce(t *testing.T) {
+	held := `package tollgate.site
+
+deny contains {"code": "HeldForTest", "message": "held by the test"} if input.move.to.version == "1.1.0"
+`
+	c, ctx, _ := extensionWorld(t, func(o *controllers.Options) {
+		o.Engine = engine.Options{Modules: []engine.Module{{Path: "site/held.rego", Source: held}}}
+	})
+	installedAt(t, ctx, c, "1.0.0")
+	gate := &tollgatev1alpha1.ExtensionGate{ObjectMeta: metav1.ObjectMeta{Name: "tollgate-demo"},
+		Spec: tollgatev1alpha1.ExtensionGateSpec{Mode: tollgatev1alpha1.ModeEnforce, Version: "<1.2.0"}}
+	require.NoError(t, c.Create(ctx, gate))
+	awaitGate(t, ctx, c, "1.1.0 held", func(g *tollgatev1alpha1.ExtensionGate) bool {
+		return g.Status.Pin == "1.0.0" && pinOwnedReason(g) == "Held"
+	})
+	blocked := awaitEvents(t, ctx, c, controllers.EventUpgradeBlocked, "ClusterExtension", "", "tollgate-demo")
+	assert.Contains(t, blocked[0].Message, "HeldForTest")
+
+	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(gate), gate))
+	gate.Spec.Overrides = []tollgatev1alpha1.Override{{Code: "HeldForTest", Reason: "the test lifts it"}}
+	require.NoError(t, c.Update(ctx, gate))
+	awaitEvents(t, ctx, c, "PinMoved", "ClusterExtension", "", "tollgate-demo")
+	awaitGate(t, ctx, c, "moved to 1.1.0", func(g *tollgatev1alpha1.ExtensionGate) bool { return g.Status.Pin == "1.1.0" })
+	blocked = awaitEvents(t, ctx, c, controllers.EventUpgradeBlocked, "ClusterExtension", "", "tollgate-demo")
+	require.Len(t, blocked, 1)
+	assert.EqualValues(t, 1, blocked[0].Count, "one hold, announced once")
 }
