@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -363,7 +365,15 @@ func stripValidationRules(v any) {
 // startManager runs the manager in-process until the end of the test.
 func startManager(t *testing.T, env *controlplane.Env) {
 	t.Helper()
+	// The manager's log is shown when the fixture fails: what it decided, wrote and deferred.
+	var log lockedBuffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the manager's log:\n%s", log.String())
+		}
+	})
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Logger:  zap.New(zap.WriteTo(&log), zap.UseDevMode(true)),
 		Scheme:  apis.NewScheme(),
 		Cache:   controllers.CacheOptions(agreementPolicyNS),
 		Metrics: metricsserver.Options{BindAddress: "0"},
@@ -381,6 +391,24 @@ func startManager(t *testing.T, env *controlplane.Env) {
 		cancel()
 		assert.NoError(t, <-done, "the manager stopped with an error")
 	})
+}
+
+// lockedBuffer is a buffer the manager's goroutines write to at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // waitSettled waits until every Subscription has a gate with a decision, and the gates'
