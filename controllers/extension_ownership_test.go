@@ -156,10 +156,10 @@ func pinOwnedReason(g *tollgatev1alpha1.ExtensionGate) string {
 	return ""
 }
 
-// A user who sets the version together with a matching tollgate.dev/pin record cannot make it
-// Tollgate's: the pin Tollgate owns is the gate's status.pin, and any other is taken back.
-func TestExtensionPinWithAForgedRecordIsTakenBack(t *testing.T) {
-	c, ctx, _ := extensionWorld(t)
+// pinnedAtInstalled installs tollgate-demo at 1.0.0, gates it (Enforce, range <1.1.0) and waits
+// until the gate owns the pin at 1.0.0, with no successor in range.
+func pinnedAtInstalled(t *testing.T, ctx context.Context, c client.Client) *tollgatev1alpha1.ExtensionGate {
+	t.Helper()
 	installedAt(t, ctx, c, "1.0.0")
 	gate := &tollgatev1alpha1.ExtensionGate{ObjectMeta: metav1.ObjectMeta{Name: "tollgate-demo"},
 		Spec: tollgatev1alpha1.ExtensionGateSpec{Mode: tollgatev1alpha1.ModeEnforce, Version: "<1.1.0"}}
@@ -167,6 +167,14 @@ func TestExtensionPinWithAForgedRecordIsTakenBack(t *testing.T) {
 	awaitGate(t, ctx, c, "pinned at 1.0.0", func(g *tollgatev1alpha1.ExtensionGate) bool {
 		return g.Status.Pin == "1.0.0" && pinOwnedReason(g) == "Pinned"
 	})
+	return gate
+}
+
+// A user who sets the version together with a matching tollgate.dev/pin record cannot make it
+// Tollgate's: the pin Tollgate owns is the gate's status.pin, and any other is taken back.
+func TestExtensionPinWithAForgedRecordIsTakenBack(t *testing.T) {
+	c, ctx, _ := extensionWorld(t)
+	pinnedAtInstalled(t, ctx, c)
 
 	ext := &olmv1.ClusterExtension{}
 	require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "tollgate-demo"}, ext))
@@ -243,13 +251,7 @@ func TestAPinWhoseRecordFailedIsRecordedNotReportedAsABypass(t *testing.T) {
 	c, ctx, _ := extensionWorldWrapped(t, func(rt http.RoundTripper) http.RoundTripper {
 		return failFirstRecord{next: rt, pin: "1.1.0", failed: &failed}
 	})
-	installedAt(t, ctx, c, "1.0.0")
-	gate := &tollgatev1alpha1.ExtensionGate{ObjectMeta: metav1.ObjectMeta{Name: "tollgate-demo"},
-		Spec: tollgatev1alpha1.ExtensionGateSpec{Mode: tollgatev1alpha1.ModeEnforce, Version: "<1.1.0"}}
-	require.NoError(t, c.Create(ctx, gate))
-	awaitGate(t, ctx, c, "pinned at 1.0.0", func(g *tollgatev1alpha1.ExtensionGate) bool {
-		return g.Status.Pin == "1.0.0" && pinOwnedReason(g) == "Pinned"
-	})
+	gate := pinnedAtInstalled(t, ctx, c)
 
 	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(gate), gate))
 	gate.Spec.Version = "<1.2.0"
