@@ -37,7 +37,9 @@ import (
 const bare = "bare"
 
 // build is one system under test: its name and the tollgate binary to run (none for bare).
-type build struct{ name, binary string }
+// build is one system under test: its name, its binary, and the directory of the CRDs olmsim
+// installs for it (config/crd/bases unless given).
+type build struct{ name, binary, crds string }
 
 // result is what one olmsim run reported (its --json file), and the CPU time it took.
 type result struct {
@@ -144,11 +146,12 @@ func main() {
 	out := flag.String("out", "", "directory for each run's JSON and log (default: a new temporary directory)")
 	namespaces := flag.Int("namespaces", 1000, "olmsim's --namespaces")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./hack/olmsimrounds [flags] NAME=TOLLGATE_BINARY...\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./hack/olmsimrounds [flags] NAME=TOLLGATE_BINARY[,CRD_DIRECTORY]...\n\n"+
 			"Runs olmsim --flip for each build and for olmsim's bare approver in every round, the order\n"+
 			"rotated round by round, and prints each figure per run, its median, and each build's\n"+
 			"median ratio to the bare approver of the same round. Run from the project root with\n"+
-			"KUBEBUILDER_ASSETS set (as the Makefile sets it).\n\n")
+			"KUBEBUILDER_ASSETS set (as the Makefile sets it). A build's CRDs are config/crd/bases unless\n"+
+			"CRD_DIRECTORY is given (to compare a change of the CRDs).\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -173,16 +176,22 @@ func parseBuilds(args []string) ([]build, error) {
 	builds := []build{}
 	for _, a := range args {
 		name, binary, ok := strings.Cut(a, "=")
+		binary, crds, withCRDs := strings.Cut(binary, ",")
 		switch {
-		case !ok || name == "" || binary == "":
-			return nil, fmt.Errorf("%q: give NAME=TOLLGATE_BINARY", a)
+		case !ok || name == "" || binary == "" || withCRDs && crds == "":
+			return nil, fmt.Errorf("%q: give NAME=TOLLGATE_BINARY or NAME=TOLLGATE_BINARY,CRD_DIRECTORY", a)
 		case name == bare || slices.ContainsFunc(builds, func(b build) bool { return b.name == name }):
 			return nil, fmt.Errorf("%q: the name %s is taken", a, name)
 		}
-		if _, err := os.Stat(binary); err != nil {
-			return nil, fmt.Errorf("%q: %w", a, err)
+		for _, f := range []string{binary, crds} {
+			if _, err := os.Stat(f); f != "" && err != nil {
+				return nil, fmt.Errorf("%q: %w", a, err)
+			}
 		}
-		builds = append(builds, build{name, binary})
+		if !withCRDs {
+			crds = "config/crd/bases"
+		}
+		builds = append(builds, build{name, binary, crds})
 	}
 	return append(builds, build{name: bare}), nil
 }
@@ -235,7 +244,7 @@ func runOnce(olmsim, out string, namespaces int, b build, round int) (result, er
 	args := []string{"--namespaces", fmt.Sprint(namespaces), "--flip", "--json", base + ".json", "--out", base}
 	if b.binary != "" { // olmsim runs both commands with /bin/sh
 		kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
-		args = append(args, "--crds", "config/crd/bases",
+		args = append(args, "--crds", b.crds,
 			"--setup-cmd", quoted(kubectl)+" create namespace tollgate-system",
 			"--manager-cmd", "exec "+quoted(b.binary)+" run --global-catalog-namespace olm --metrics-bind-address 0 --health-probe-bind-address 0")
 	}

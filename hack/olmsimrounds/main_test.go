@@ -26,14 +26,16 @@ func TestOrderRotatesRoundByRound(t *testing.T) {
 	assert.Equal(t, []string{"a", "b", bare}, names(builds), "the builds themselves are left as they were")
 }
 
-func TestParseBuildsNeedsNamedExistingBinaries(t *testing.T) {
+func TestParseBuildsNeedsNamedExistingBinariesAndCRDs(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "tollgate")
 	require.NoError(t, os.WriteFile(bin, nil, 0o755))
-	builds, err := parseBuilds([]string{"before=" + bin, "after=" + bin})
+	crds := t.TempDir()
+	builds, err := parseBuilds([]string{"before=" + bin + "," + crds, "after=" + bin})
 	require.NoError(t, err)
-	assert.Equal(t, []build{{"before", bin}, {"after", bin}, {name: bare}}, builds)
+	assert.Equal(t, []build{{"before", bin, crds}, {"after", bin, "config/crd/bases"}, {name: bare}}, builds)
 
-	for _, args := range [][]string{nil, {"tollgate"}, {"=" + bin}, {"bare=" + bin}, {"a=" + bin, "a=" + bin}, {"a=/no/such/binary"}} {
+	for _, args := range [][]string{nil, {"tollgate"}, {"=" + bin}, {"bare=" + bin}, {"a=" + bin, "a=" + bin},
+		{"a=/no/such/binary"}, {"a=" + bin + ","}, {"a=" + bin + ",/no/such/crds"}} {
 		_, err := parseBuilds(args)
 		assert.Error(t, err, "%q", args)
 	}
