@@ -102,18 +102,19 @@ func (d *Decider) Decide(ctx context.Context, key types.NamespacedName) (*Decisi
 	return d.DecideGathered(ctx, doc)
 }
 
-// Gather reads the Subscription key's input document, as Decide would, without evaluating
-// it: a caller may look at what it holds before deciding (DecideGathered). It returns (nil,
-// nil) when the Subscription does not exist.
+// Gather reads the objects of the Subscription key's input document, as Decide would,
+// without building the document or evaluating it: a caller may look at the typed objects
+// before deciding (DecideGathered). It returns (nil, nil) when the Subscription does not
+// exist.
 func (d *Decider) Gather(ctx context.Context, key types.NamespacedName) (*input.Document, error) {
-	return d.builder().Build(ctx, key)
+	return d.builder().Read(ctx, key)
 }
 
 // DecideGathered is Decide on doc, a document Gather returned from the same reader and not
-// evaluated yet.
+// evaluated yet; its input document is built now.
 func (d *Decider) DecideGathered(ctx context.Context, doc *input.Document) (*Decision, error) {
 	s := d.session()
-	m, err := s.fullOf(ctx, doc)
+	m, err := s.fullOf(ctx, doc.Complete())
 	if err != nil {
 		return nil, err
 	}

@@ -92,6 +92,20 @@ type Document struct {
 	// UnreadableOperandKinds are the operand kinds Tollgate may not read (the document's
 	// unreadableOperandKinds), so the manager can count them in a metric.
 	UnreadableOperandKinds []schema.GroupVersionKind
+
+	// build builds Doc from what Read gathered; nil once Doc is built (Complete).
+	build func()
+}
+
+// Complete builds Doc, the input document, from the objects Read gathered; nothing when
+// Doc is built already. Building it converts every object read, the larger part of a
+// gather's cost, which a caller that looks at the typed objects only need not pay.
+func (d *Document) Complete() *Document {
+	if d.build != nil {
+		d.build()
+		d.build = nil
+	}
+	return d
 }
 
 // SetDependency sets the document's dependency (policies/README.md): its Subscription is
@@ -126,22 +140,36 @@ type state struct {
 // document, never an error: the policies turn absence into conditions. Other read errors are
 // returned, wrapped with what was being read.
 func (b *Builder) Build(ctx context.Context, key types.NamespacedName) (*Document, error) {
+	d, err := b.Read(ctx, key)
+	if d == nil || err != nil {
+		return nil, err
+	}
+	return d.Complete(), nil
+}
+
+// Read is Build without the input document: the Document's typed objects are read, its Doc
+// is nil until Complete builds it.
+func (b *Builder) Read(ctx context.Context, key types.NamespacedName) (*Document, error) {
 	cfg := b.Config.WithDefaults()
 	g := &gatherer{r: b.Reader}
 	sub := &v1alpha1.Subscription{}
 	if found, err := g.get(ctx, key, sub); err != nil || !found {
 		return nil, err
 	}
-	return b.build(ctx, g, sub, cfg)
+	return b.read(ctx, g, sub, cfg)
 }
 
 // BuildFor gathers the input for sub, a Subscription that need not exist: the one an
 // InstallPlan would create for a dependency, decided before OLM creates it.
 func (b *Builder) BuildFor(ctx context.Context, sub *v1alpha1.Subscription) (*Document, error) {
-	return b.build(ctx, &gatherer{r: b.Reader}, sub, b.Config.WithDefaults())
+	d, err := b.read(ctx, &gatherer{r: b.Reader}, sub, b.Config.WithDefaults())
+	if err != nil {
+		return nil, err
+	}
+	return d.Complete(), nil
 }
 
-func (b *Builder) build(ctx context.Context, g *gatherer, sub *v1alpha1.Subscription, cfg Config) (*Document, error) {
+func (b *Builder) read(ctx context.Context, g *gatherer, sub *v1alpha1.Subscription, cfg Config) (*Document, error) {
 	d := &Document{Subscription: sub}
 	st := g.read(ctx, sub, cfg)
 	if g.err != nil {
@@ -161,8 +189,10 @@ func (b *Builder) build(ctx context.Context, g *gatherer, sub *v1alpha1.Subscrip
 	if plan, ok := st.plan.(*v1alpha1.InstallPlan); ok {
 		d.InstallPlan = plan
 	}
-	d.Doc = st.document(cfg, b.now())
-	d.Doc["move"] = policies.SubscriptionMove(d.Doc).Data()
+	d.build = func() {
+		d.Doc = st.document(cfg, b.now())
+		d.Doc["move"] = policies.SubscriptionMove(d.Doc).Data()
+	}
 	return d, nil
 }
 

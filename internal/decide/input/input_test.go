@@ -3,6 +3,7 @@ package input_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -196,6 +197,26 @@ func TestBuildGathersTheDocument(t *testing.T) {
 	assert.Equal(t, "etcd", in.Gate.Name)
 	assert.Len(t, in.PendingInstallPlans, 1)
 	assert.Equal(t, []schema.GroupVersionKind{etcdGVK}, in.OperandGVKs)
+}
+
+func TestReadLeavesTheDocumentToComplete(t *testing.T) {
+	b := &input.Builder{Reader: fakeReader(world()), Now: func() time.Time { return now }}
+	built, err := b.Build(context.Background(), key)
+	require.NoError(t, err)
+	read, err := b.Read(context.Background(), key)
+	require.NoError(t, err)
+
+	assert.Nil(t, read.Doc, "no document until Complete")
+	assert.Equal(t, built.PendingInstallPlans, read.PendingInstallPlans, "the typed objects are read")
+	assert.Equal(t, built.OperatorCondition, read.OperatorCondition)
+	assert.Equal(t, built.Doc, read.Complete().Doc, "completed, the document Build gives")
+	doc := read.Doc
+	assert.Same(t, read, read.Complete())
+	assert.Equal(t, fmt.Sprintf("%p", doc), fmt.Sprintf("%p", read.Doc), "built once")
+
+	missing, err := (&input.Builder{Reader: fakeReader(nil)}).Read(context.Background(), key)
+	require.NoError(t, err)
+	assert.Nil(t, missing, "no Subscription, no document")
 }
 
 func TestBuildTurnsAbsenceIntoNull(t *testing.T) {
