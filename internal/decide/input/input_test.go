@@ -399,3 +399,22 @@ func TestBuildWithoutAnInstalledCSVOrAReplacedOneIsAFirstInstall(t *testing.T) {
 	assert.Nil(t, in.Doc["operatorCondition"])
 	assert.Empty(t, in.Doc["operands"])
 }
+
+// BenchmarkReadAndBuild compares reading a Subscription's objects (what a gate that waits for
+// OLM's next step needs) with building its input document as well.
+func BenchmarkReadAndBuild(b *testing.B) {
+	builder := &input.Builder{Reader: fakeReader(world()), Now: func() time.Time { return now }}
+	for _, bb := range []struct {
+		name string
+		do   func(context.Context, types.NamespacedName) (*input.Document, error)
+	}{{"read", builder.Read}, {"build", builder.Build}} {
+		b.Run(bb.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := bb.do(context.Background(), key); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
