@@ -9,6 +9,8 @@
 // everything it ran and waited for (the API server, etcd, the system under test); the
 // machine's CPU in the plans and the flip phases, and the plans phase's by process; and, for
 // each build, the CPU beyond the same round's bare approver divided by the build's approvals.
+// From the API server's audit log it also counts each build's writes in the plans phase per
+// tenant, for the tenants it approved and for those it held.
 // On a machine whose cores are all busy the latencies follow every process's load; the CPU
 // beyond the bare approver is what Tollgate costs, its own work and what it makes the API
 // server and etcd do. It reads /proc, so it runs on Linux.
@@ -50,9 +52,12 @@ type result struct {
 	// where it is counted: the machine, and olmsim's processes by part; not part of
 	// olmsim's report.
 	PhaseCPU map[string]map[string]float64 `json:"-"`
-	Plans    phase                         `json:"plans"`
-	Flip     phase                         `json:"flip"`
-	Write    struct {
+	// Tenants are the system under test's writes in the plans phase per tenant, approved or
+	// held, from the audit log; not part of olmsim's report.
+	Tenants tenants `json:"-"`
+	Plans   phase   `json:"plans"`
+	Flip    phase   `json:"flip"`
+	Write   struct {
 		Phases []phaseWrites `json:"phases"`
 		// ByResource is the whole run's writes by verb and resource ("patch
 		// installplans.operators.coreos.com", "create events"), from the audit log.
@@ -97,6 +102,8 @@ var figures = []struct {
 	{"flip p50 (ms)", "%.0f", func(r result) float64 { return r.Flip.Latency.P50 }, true},
 	{"flip p99 (ms)", "%.0f", func(r result) float64 { return r.Flip.Latency.P99 }, true},
 	{"writes per approval in the plans phase, system under test", "%.2f", func(r result) float64 { return r.perApproval("plans") }, false},
+	{"writes per approved tenant in the plans phase, system under test", "%.2f", func(r result) float64 { return r.Tenants.ApprovedWrites }, false},
+	{"writes per held tenant in the plans phase, system under test", "%.2f", func(r result) float64 { return r.Tenants.HeldWrites }, false},
 	{"writes in the flip window", "%.0f", func(r result) float64 { return float64(r.flipWrites()) }, false},
 	{"machine CPU in the plans phase (s)", "%.1f", func(r result) float64 { return r.PhaseCPU["plans"][machine] }, false},
 	{"CPU in the plans phase, system under test (s)", "%.1f", func(r result) float64 { return r.PhaseCPU["plans"][sutPart] }, false},
@@ -270,7 +277,13 @@ func runOnce(olmsim, out string, namespaces int, b build, round int) (result, er
 		return result{}, fmt.Errorf("%s.log: %w", base, err)
 	}
 	r.PhaseCPU = phaseCPU(samples, sutStart, r.Write.Phases)
-	cpu, err := json.MarshalIndent(map[string]any{"cpu_seconds": r.CPU, "cpu_seconds_by_phase": r.PhaseCPU}, "", "  ")
+	if from, to, ok := phaseWindow(sutStart, r.Write.Phases, "plans"); ok && b.binary != "" {
+		if r.Tenants, err = tenantWrites(filepath.Join(base, "audit.log"), from, to); err != nil {
+			return result{}, err
+		}
+	}
+	cpu, err := json.MarshalIndent(map[string]any{"cpu_seconds": r.CPU, "cpu_seconds_by_phase": r.PhaseCPU,
+		"plans_tenants": r.Tenants}, "", "  ")
 	if err != nil {
 		return result{}, err
 	}
