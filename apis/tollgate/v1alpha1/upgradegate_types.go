@@ -148,10 +148,11 @@ type UpgradeGateStatus struct {
 	// +optional
 	// +listType=atomic
 	CatalogStatus []CatalogStatus `json:"catalogStatus,omitempty"`
+	// Every list of the status is atomic: only Tollgate writes the status, and the API server
+	// tracks an atomic list for less CPU per write than a list keyed by type, with managed
+	// fields a quarter the size (BenchmarkGateStatusWrite, test/scale).
+
 	// Conditions are the ten Subscription condition types plus UpgradeBlocked.
-	// Atomic, as every list of the status: only Tollgate writes the status, and the API
-	// server tracks an atomic list's fields for about a third less CPU per write than a
-	// list keyed by type.
 	// +optional
 	// +listType=atomic
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
