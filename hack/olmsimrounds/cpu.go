@@ -210,14 +210,12 @@ func cpuAt(samples []sample, key string, t time.Time) float64 {
 // system under test's start, by phase and by where it is counted (machine and parts).
 func phaseCPU(samples []sample, start time.Time, phases []phaseWrites) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
-	from := start
 	for _, p := range phases {
-		to := from.Add(time.Duration(p.Seconds * float64(time.Second)))
+		from, to, _ := phaseWindow(start, phases, p.Phase)
 		out[p.Phase] = map[string]float64{}
 		for _, key := range append([]string{machine}, parts...) {
 			out[p.Phase][key] = cpuAt(samples, key, to) - cpuAt(samples, key, from)
 		}
-		from = to
 	}
 	return out
 }

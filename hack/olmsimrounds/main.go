@@ -38,9 +38,8 @@ import (
 // bare names olmsim's own approver among the builds.
 const bare = "bare"
 
-// build is one system under test: its name and the tollgate binary to run (none for bare).
-// build is one system under test: its name, its binary, and the directory of the CRDs olmsim
-// installs for it (config/crd/bases unless given).
+// build is one system under test: its name, the tollgate binary to run (none for bare), and
+// the directory of the CRDs olmsim installs for it (config/crd/bases unless given).
 type build struct{ name, binary, crds string }
 
 // result is what one olmsim run reported (its --json file), and the CPU time it took.
