@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tollgate-dev/tollgate/hack/internal/stats"
+	"github.com/tollgate-dev/tollgate/internal/stats"
 )
 
 // metric names one value a benchmark reports: its name without the -GOMAXPROCS suffix, and

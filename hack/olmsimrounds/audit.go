@@ -12,6 +12,9 @@ import (
 // sutUser is the user olmsim's audit log names the system under test's requests by.
 const sutUser = "olmsim-sut"
 
+// writeVerbs are the verbs of the requests that write.
+var writeVerbs = []string{"create", "update", "patch", "delete"}
+
 // auditEntry is what tenantWrites reads of one line of the API server's audit log.
 type auditEntry struct {
 	Stage string `json:"stage"`
@@ -51,7 +54,7 @@ func tenantWrites(path string, from, to time.Time) (tenants, error) {
 			return tenants{}, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		if e.Stage != "ResponseComplete" || e.User.Username != sutUser || e.ObjectRef.Namespace == "" ||
-			!slices.Contains([]string{"create", "update", "patch", "delete"}, e.Verb) ||
+			!slices.Contains(writeVerbs, e.Verb) ||
 			e.Received.Before(from) || !e.Received.Before(to) {
 			continue
 		}

@@ -32,7 +32,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tollgate-dev/tollgate/hack/internal/stats"
+	"github.com/tollgate-dev/tollgate/internal/stats"
 )
 
 // bare names olmsim's own approver among the builds.

@@ -15,6 +15,7 @@ import (
 
 	tollgatev1alpha1 "github.com/tollgate-dev/tollgate/apis/tollgate/v1alpha1"
 	"github.com/tollgate-dev/tollgate/controllers"
+	"github.com/tollgate-dev/tollgate/internal/stats"
 )
 
 // statusPairs is how many times the two forms of the gate are timed in turn, each time over
@@ -72,12 +73,9 @@ func medianCost(runs [][]writeCost) writeCost {
 	for _, r := range slices.Concat(runs...) {
 		api, etcd = append(api, r.apiServer), append(etcd, r.etcd)
 	}
-	return writeCost{median(api), median(etcd)}
-}
-
-func median(v []float64) float64 {
-	slices.Sort(v)
-	return v[len(v)/2]
+	a, _ := stats.Median(api)
+	e, _ := stats.Median(etcd)
+	return writeCost{a, e}
 }
 
 // setListType makes the UpgradeGate CRD's status conditions and health lists of listType

@@ -1,4 +1,5 @@
-// Package stats holds the arithmetic the hack/ commands share over repeated measurements.
+// Package stats holds the arithmetic shared over repeated measurements: by the hack/ commands
+// that report benchmarks and by the benchmarks themselves.
 package stats
 
 import "slices"
