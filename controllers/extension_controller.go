@@ -41,7 +41,8 @@ const DefaultHeldRecheck = time.Minute
 // gates: it keeps spec.source.catalog.version an exact version, the installed one or a successor
 // the policies allowed whole (package pin). The pin it owns is recorded in the gate's status
 // (status.pin), which only Tollgate writes; each pin it sets also carries its decision on the
-// ClusterExtension (PinRecordAnnotation), for audit only.
+// ClusterExtension (PinRecordAnnotation), for audit only. A move of a pin Tollgate already
+// owns goes before its record (pinsFirst): the record is the next reconcile's status write.
 type ExtensionReconciler struct {
 	client.Client
 	// APIReader reads operands live (they are not cached).
@@ -64,15 +65,22 @@ type ExtensionReconciler struct {
 	// would take back Tollgate's own.
 	written extensionGateWrites
 	// unrecorded holds, per gate, the pin this manager set whose record (the gate's status.pin)
-	// failed to be written: types.NamespacedName → unrecordedPin.
+	// is not written yet: it waits for the next reconcile (pinsFirst), or its write failed.
+	// types.NamespacedName → unrecordedPin.
 	unrecorded sync.Map
 }
 
-// unrecordedPin is a pin Tollgate set and has not recorded yet, and the resourceVersion its
-// write gave the ClusterExtension.
-type unrecordedPin struct{ pin, resourceVersion string }
+// unrecordedPin is a pin Tollgate set and has not recorded yet, and the generation its write
+// gave the ClusterExtension: any later change of its spec, by anyone, changes the generation;
+// OLM v1's writes of its status do not.
+type unrecordedPin struct {
+	pin        string
+	generation int64
+}
 
-// Reconcile is read → decide → pin → record for the ExtensionGate req names.
+// Reconcile is read → decide → pin → record for the ExtensionGate req names. A move of the
+// pin Tollgate owns is recorded by the reconcile that follows (pinsFirst); any other pin is
+// recorded at once.
 func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if !r.Policies.Loaded() {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -110,15 +118,29 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		if err := r.setPin(ctx, ext, move, out); err != nil {
 			return ctrl.Result{}, err
 		}
+		// Set: until its record is written, the pin is still Tollgate's (nextPin).
+		r.unrecorded.Store(req.NamespacedName, unrecordedPin{pin: move.pin, generation: ext.Generation})
+		if pinsFirst(move, bypassed) {
+			return ctrl.Result{RequeueAfter: r.requeueAfter(out)}, nil
+		}
 	}
 	if err := r.recordStatus(ctx, gate, ext, facts, out, move, bypassed); err != nil {
-		if move.write { // the pin is set: until its record is, it is still Tollgate's (nextPin)
-			r.unrecorded.Store(req.NamespacedName, unrecordedPin{pin: move.pin, resourceVersion: ext.ResourceVersion})
-		}
 		return ctrl.Result{}, err
 	}
-	r.unrecorded.Delete(req.NamespacedName)
+	if move.owned { // recorded: status.pin is the pin as it is now
+		r.unrecorded.Delete(req.NamespacedName)
+	}
 	return ctrl.Result{RequeueAfter: r.requeueAfter(out)}, nil
+}
+
+// pinsFirst says whether the record of move, a pin just set, waits for the next reconcile:
+// when the pin moved was Tollgate's already (Moved, Withdrawn) and there is no bypass to
+// record. Then the pin's own event queues that reconcile behind the pins already queued, so a
+// catalog's new revision moves every pin before it writes their records: one write each
+// instead of two on the way to the pins, the records after. A pin taken back or adopted, and
+// a bypass, are recorded at once.
+func pinsFirst(move pinMove, bypassed []tollgatev1alpha1.Bypass) bool {
+	return move.tookBack == nil && len(bypassed) == 0 && (move.reason == "Moved" || move.reason == "Withdrawn")
 }
 
 // recordStatus writes the gate's status, with the bypasses to record. Once a pin is set, its

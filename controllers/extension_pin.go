@@ -41,8 +41,8 @@ func (m pinMove) condition(generation int64) metav1.Condition {
 }
 
 // nextPin decides the pin from the outcome. The pin Tollgate owns is the one its gate's status
-// records (status.pin, which only Tollgate writes), or the one this manager set and failed to
-// record, the ClusterExtension unchanged since (setUnrecorded); any other is taken back at
+// records (status.pin, which only Tollgate writes), or the one this manager set and has not
+// recorded yet, the ClusterExtension's spec unchanged since (setUnrecorded); any other is taken back at
 // once, whatever the ClusterExtension's annotations say. Tollgate's own pin, once OLM v1
 // installed it, moves to the target; before that it stays while it is still allowed whole,
 // and is taken back when it is not. Never in Audit mode, nor before a first install.
@@ -81,13 +81,13 @@ func movedEvent(gate *tollgatev1alpha1.ExtensionGate) string {
 	return ""
 }
 
-// setUnrecorded says whether ext's pin is the one this manager set and failed to record, ext
-// unchanged since that write: Tollgate's own pin, not someone else's (no bypass, nothing to
-// take back), whose record the next status write makes.
+// setUnrecorded says whether ext's pin is the one this manager set and has not recorded, ext's
+// spec unchanged since that write (its generation): Tollgate's own pin, not someone else's (no
+// bypass, nothing to take back), whose record the next status write makes.
 func (r *ExtensionReconciler) setUnrecorded(ext *olmv1.ClusterExtension) bool {
 	v, ok := r.unrecorded.Load(keyOf(ext.Name))
 	u, _ := v.(unrecordedPin)
-	return ok && u.pin == pinOf(ext) && u.resourceVersion == ext.ResourceVersion
+	return ok && u.pin == pinOf(ext) && u.generation == ext.Generation
 }
 
 // keptPin says why a pin Tollgate owns, at its target, stays.

@@ -95,27 +95,55 @@ func TestNextPin(t *testing.T) {
 	}
 }
 
-// A pin this manager set whose record failed to be written is still Tollgate's while the
-// ClusterExtension is as that write left it: no adoption (which would report a bypass of
-// Tollgate's own move), its record written next; changed since, it is someone else's.
+// A pin this manager set and has not recorded yet (its record waits for the next reconcile, or
+// failed to be written) is still Tollgate's while the ClusterExtension's spec is as that write
+// left it, whatever OLM v1 writes to its status meanwhile: no adoption (which would report a
+// bypass of Tollgate's own move), its record written next; its spec changed since, it is
+// someone else's.
 func TestAPinSetButNotRecordedIsStillTollgates(t *testing.T) {
 	r := &ExtensionReconciler{}
 	allowed := pin.Outcome{Installed: "1.0.0", Target: "1.1.0", Head: pin.Judged{Result: &engine.Result{Decision: engine.Decision{Allowed: true}}}}
 	gate := &tollgatev1alpha1.ExtensionGate{Status: tollgatev1alpha1.ExtensionGateStatus{Pin: "1.0.0"}}
 	gate.Spec.Mode = tollgatev1alpha1.ModeEnforce
 	ext := extensionAt("1.0.0", "1.1.0", "")
-	ext.ResourceVersion = "7"
+	ext.ResourceVersion, ext.Generation = "7", 3
 	require.Equal(t, "Adopted", r.nextPin(gate, ext, allowed).reason, "nothing remembered: the pin is not the one the status records")
 
-	r.unrecorded.Store(keyOf(ext.Name), unrecordedPin{pin: "1.1.0", resourceVersion: "7"})
-	m := r.nextPin(gate, ext, allowed)
-	assert.Equal(t, "Upgrading", m.reason, m.message)
-	assert.True(t, m.owned)
-	assert.False(t, m.write)
-	assert.Nil(t, r.pinBypasses(context.Background(), gate, ext, m), "Tollgate's own move is no bypass")
+	r.unrecorded.Store(keyOf(ext.Name), unrecordedPin{pin: "1.1.0", generation: 3})
+	for _, rv := range []string{"7", "8"} { // "8": OLM v1 wrote the extension's status
+		ext.ResourceVersion = rv
+		m := r.nextPin(gate, ext, allowed)
+		assert.Equal(t, "Upgrading", m.reason, m.message)
+		assert.True(t, m.owned)
+		assert.False(t, m.write)
+		assert.Nil(t, r.pinBypasses(context.Background(), gate, ext, m), "Tollgate's own move is no bypass")
+	}
 
-	ext.ResourceVersion = "8"
-	assert.Equal(t, "Adopted", r.nextPin(gate, ext, allowed).reason, "changed since the write: not known to be Tollgate's")
+	ext.ResourceVersion, ext.Generation = "9", 4
+	assert.Equal(t, "Adopted", r.nextPin(gate, ext, allowed).reason, "its spec changed since the write: not known to be Tollgate's")
+	ext.Generation, ext.Spec.Source.Catalog.Version = 3, "1.0.5"
+	assert.Equal(t, "Reclaimed", r.nextPin(gate, ext, allowed).reason, "another pin: not the one Tollgate set")
+}
+
+// Only the move of a pin Tollgate owned already goes before its record: a pin taken back or
+// adopted, and a bypass, are recorded in the reconcile that sets the pin.
+func TestPinsFirst(t *testing.T) {
+	other := "1.0.5"
+	bypassed := []tollgatev1alpha1.Bypass{{Field: tollgatev1alpha1.BypassFieldVersion}}
+	for _, tc := range []struct {
+		move     pinMove
+		bypassed []tollgatev1alpha1.Bypass
+		want     bool
+	}{
+		{pinMove{reason: "Moved", write: true, owned: true}, nil, true},
+		{pinMove{reason: "Withdrawn", write: true, owned: true}, nil, true},
+		{pinMove{reason: "Moved", write: true, owned: true}, bypassed, false},
+		{pinMove{reason: "Reclaimed", write: true, owned: true, tookBack: &other}, nil, false},
+		{pinMove{reason: "Adopted", write: true, owned: true}, nil, false},
+		{pinMove{reason: "Adopted", write: true, owned: true}, bypassed, false},
+	} {
+		assert.Equal(t, tc.want, pinsFirst(tc.move, tc.bypassed), "%s, %d bypasses", tc.move.reason, len(tc.bypassed))
+	}
 }
 
 // A move of the pin Tollgate owns is announced when it ends a hold, as a Subscription's release
