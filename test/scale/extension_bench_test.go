@@ -37,10 +37,13 @@ func BenchmarkExtensionPins(b *testing.B) {
 // extRound is one round's figures.
 type extRound struct {
 	n                     int
-	pins, gates, bare     time.Duration
+	pins, recorded        time.Duration // from the new revision to every pin moved, and recorded
+	gates, bare           time.Duration
 	pinsCPU, bareCPU      cpuTimes
+	recordedCPU           cpuTimes // from the new revision to every pin recorded
 	fetches, served       int64
-	writes, reads         int64
+	writes, reads         int64 // until every pin moved
+	recordedWrites        int64 // until every pin recorded
 	heapBefore, heapAfter uint64
 }
 
@@ -52,11 +55,13 @@ func (w *extWorld) measure() extRound {
 	r.gates = w.gate()
 	writes, reads := w.mgr.writes.Load(), w.mgr.reads.Load()
 	cpu := cpuNow()
-	r.pins = w.tollgatePins()
-	r.pinsCPU = cpu.sub(cpuNow())
-	r.heapAfter = heapInUse()
-	r.fetches, r.served = w.mgr.catalogs.Fetches(), w.served.Load()
+	pins, recorded := w.tollgatePins()
+	r.pins, r.pinsCPU = pins, cpu.sub(cpuNow())
 	r.writes, r.reads = w.mgr.writes.Load()-writes, w.mgr.reads.Load()-reads
+	r.heapAfter = heapInUse()
+	r.recorded = recorded()
+	r.recordedCPU, r.recordedWrites = cpu.sub(cpuNow()), w.mgr.writes.Load()-writes
+	r.fetches, r.served = w.mgr.catalogs.Fetches(), w.served.Load()
 	w.shutdown()
 	if r.fetches != 2 || r.served != 2 {
 		w.tb.Fatalf("catalog content fetched %d times (catalogd served %d requests); want twice: once per digest", r.fetches, r.served)
@@ -72,6 +77,10 @@ func (r extRound) report(b *testing.B) {
 	perExt := float64(r.n)
 	b.ReportMetric(perExt, "extensions")
 	b.ReportMetric(r.pins.Seconds(), "pins-s")
+	b.ReportMetric(r.recorded.Seconds(), "recorded-s")
+	b.ReportMetric(float64(r.recordedWrites)/perExt, "recorded-writes/ext")
+	b.ReportMetric(r.recordedCPU.apiServer.Seconds(), "recorded-apiserver-cpu-s")
+	b.ReportMetric(r.recordedCPU.self.Seconds(), "recorded-test-cpu-s")
 	b.ReportMetric(r.gates.Seconds(), "gates-s")
 	b.ReportMetric(r.bare.Seconds(), "bare-s")
 	b.ReportMetric(r.pins.Seconds()/r.bare.Seconds(), "pins/bare")
@@ -96,7 +105,8 @@ func TestExtensionPins(t *testing.T) {
 	w := newExtWorld(t, 5)
 	w.startManager()
 	w.gate()
-	w.tollgatePins()
+	_, recorded := w.tollgatePins()
+	recorded()
 	w.checkRecords()
 	if f, s := w.mgr.catalogs.Fetches(), w.served.Load(); f != 2 || s != 2 {
 		t.Fatalf("catalog content fetched %d times (catalogd served %d requests); want once per revision", f, s)

@@ -336,13 +336,93 @@ func (w *extWorld) gate() time.Duration {
 }
 
 // tollgatePins publishes the catalog's second revision with the manager running and returns how
-// long until every ClusterExtension of setTollgate is pinned at extTo.
-func (w *extWorld) tollgatePins() time.Duration {
+// long until every ClusterExtension of setTollgate is pinned at extTo, and a function that
+// waits until every gate's status records its pin there too and returns how long from the
+// new revision that took.
+func (w *extWorld) tollgatePins() (pins time.Duration, recorded func() time.Duration) {
 	w.tb.Helper()
 	require.NotNil(w.tb, w.mgr, "the manager must run")
+	ctx, cancel := context.WithTimeout(w.ctx, limit(w.n))
+	records := w.recordsDone(ctx)
 	pins, err := w.awaitPins(setTollgate, w.publish)
-	require.NoError(w.tb, err)
-	return pins
+	if err != nil {
+		cancel()
+		require.NoError(w.tb, err)
+	}
+	pinned := time.Now()
+	return pins, func() time.Duration {
+		defer cancel()
+		res := <-records
+		require.NoError(w.tb, res.err)
+		return pins + max(0, res.at.Sub(pinned))
+	}
+}
+
+// recordsResult is when every gate recorded its pin at extTo, or why that was not seen.
+type recordsResult struct {
+	at  time.Time
+	err error
+}
+
+// recordsDone watches the gates from now on and sends the instant every one of the n owns the
+// pin at extTo in its status (gateOwns), as the watch sees them. A watch the API server closes is
+// listed and watched again.
+func (w *extWorld) recordsDone(ctx context.Context) <-chan recordsResult {
+	done := make(chan recordsResult, 1)
+	owns := map[string]bool{}
+	watcher, err := w.watchGates(ctx, owns)
+	if err != nil {
+		done <- recordsResult{err: err}
+		return done
+	}
+	go func() {
+		defer func() { watcher.Stop() }()
+		for len(owns) < w.n {
+			select {
+			case <-ctx.Done():
+				done <- recordsResult{err: fmt.Errorf("%d of %d gates record the pin at %s: %w", len(owns), w.n, extTo, ctx.Err())}
+				return
+			case ev, ok := <-watcher.ResultChan():
+				if !ok {
+					if watcher, err = w.watchGates(ctx, owns); err != nil {
+						done <- recordsResult{err: err}
+						return
+					}
+					continue
+				}
+				if g, isGate := ev.Object.(*tollgatev1alpha1.ExtensionGate); isGate && ev.Type != watch.Deleted {
+					owns[g.Name] = gateOwns(g, extTo)
+					if !owns[g.Name] {
+						delete(owns, g.Name)
+					}
+				}
+			}
+		}
+		done <- recordsResult{at: time.Now()}
+	}()
+	return done
+}
+
+// watchGates lists the gates, marks in owns those that own the pin at extTo, and watches from
+// there.
+func (w *extWorld) watchGates(ctx context.Context, owns map[string]bool) (watch.Interface, error) {
+	list := &tollgatev1alpha1.ExtensionGateList{}
+	if err := w.c.List(ctx, list); err != nil {
+		return nil, err
+	}
+	clear(owns)
+	for i := range list.Items {
+		if gateOwns(&list.Items[i], extTo) {
+			owns[list.Items[i].Name] = true
+		}
+	}
+	return w.c.Watch(ctx, &tollgatev1alpha1.ExtensionGateList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+}
+
+// gateOwns says whether g's status says it owns the pin at version.
+func gateOwns(g *tollgatev1alpha1.ExtensionGate, version string) bool {
+	c := meta.FindStatusCondition(g.Status.Conditions, tollgatev1alpha1.ConditionPinOwned)
+	return g.Status.Pin == version && c != nil && c.Status == metav1.ConditionTrue
 }
 
 // barePins is the baseline: with the manager stopped, a bare client moves the pins of the n
@@ -471,8 +551,7 @@ func (w *extWorld) gateNotOwning(version string) string {
 		return err.Error()
 	}
 	for _, g := range gates.Items {
-		c := meta.FindStatusCondition(g.Status.Conditions, tollgatev1alpha1.ConditionPinOwned)
-		if g.Status.Pin != version || c == nil || c.Status != metav1.ConditionTrue {
+		if !gateOwns(&g, version) {
 			return fmt.Sprintf("ExtensionGate %s: %+v", g.Name, g.Status)
 		}
 	}
