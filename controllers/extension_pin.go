@@ -73,7 +73,7 @@ func (r *ExtensionReconciler) nextPin(gate *tollgatev1alpha1.ExtensionGate, ext 
 // movedEvent is the event of a move of the pin Tollgate owns: PinMoved when the move ends a
 // hold (the gate held a successor), as a Subscription's UpgradeAllowed does; none for a move
 // the policies allowed at once, which, as an approval of an InstallPlan, the pin's record, the
-// gate's status (PinOwned Moved) and the decision log say.
+// gate's status that records it and the decision log say.
 func movedEvent(gate *tollgatev1alpha1.ExtensionGate) string {
 	if c := meta.FindStatusCondition(gate.Status.Conditions, tollgatev1alpha1.ConditionPinOwned); c != nil && c.Reason == "Held" {
 		return "PinMoved"
