@@ -70,11 +70,13 @@ type ExtensionReconciler struct {
 	unrecorded sync.Map
 }
 
-// unrecordedPin is a pin Tollgate set and has not recorded yet, and the generation its write
-// gave the ClusterExtension: any later change of its spec, by anyone, changes the generation;
-// OLM v1's writes of its status do not.
+// unrecordedPin is a pin Tollgate set and has not recorded yet, the ClusterExtension it set it
+// on (its UID: one recreated under the same name starts its generations again) and the
+// generation its write gave it: any later change of its spec, by anyone, changes the
+// generation; OLM v1's writes of its status do not.
 type unrecordedPin struct {
 	pin        string
+	uid        types.UID
 	generation int64
 }
 
@@ -119,7 +121,7 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 			return ctrl.Result{}, err
 		}
 		// Set: until its record is written, the pin is still Tollgate's (nextPin).
-		r.unrecorded.Store(req.NamespacedName, unrecordedPin{pin: move.pin, generation: ext.Generation})
+		r.unrecorded.Store(req.NamespacedName, unrecordedPin{pin: move.pin, uid: ext.UID, generation: ext.Generation})
 		if pinsFirst(move, bypassed) {
 			return ctrl.Result{RequeueAfter: r.requeueAfter(out)}, nil
 		}

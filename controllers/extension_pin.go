@@ -81,13 +81,14 @@ func movedEvent(gate *tollgatev1alpha1.ExtensionGate) string {
 	return ""
 }
 
-// setUnrecorded says whether ext's pin is the one this manager set and has not recorded, ext's
-// spec unchanged since that write (its generation): Tollgate's own pin, not someone else's (no
-// bypass, nothing to take back), whose record the next status write makes.
+// setUnrecorded says whether ext's pin is the one this manager set and has not recorded, on
+// this very ClusterExtension (its UID), its spec unchanged since that write (its generation):
+// Tollgate's own pin, not someone else's (no bypass, nothing to take back), whose record the
+// next status write makes.
 func (r *ExtensionReconciler) setUnrecorded(ext *olmv1.ClusterExtension) bool {
 	v, ok := r.unrecorded.Load(keyOf(ext.Name))
 	u, _ := v.(unrecordedPin)
-	return ok && u.pin == pinOf(ext) && u.generation == ext.Generation
+	return ok && u.pin == pinOf(ext) && u.uid == ext.UID && u.generation == ext.Generation
 }
 
 // keptPin says why a pin Tollgate owns, at its target, stays.

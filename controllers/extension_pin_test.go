@@ -106,10 +106,10 @@ func TestAPinSetButNotRecordedIsStillTollgates(t *testing.T) {
 	gate := &tollgatev1alpha1.ExtensionGate{Status: tollgatev1alpha1.ExtensionGateStatus{Pin: "1.0.0"}}
 	gate.Spec.Mode = tollgatev1alpha1.ModeEnforce
 	ext := extensionAt("1.0.0", "1.1.0", "")
-	ext.ResourceVersion, ext.Generation = "7", 3
+	ext.UID, ext.ResourceVersion, ext.Generation = "uid-1", "7", 3
 	require.Equal(t, "Adopted", r.nextPin(gate, ext, allowed).reason, "nothing remembered: the pin is not the one the status records")
 
-	r.unrecorded.Store(keyOf(ext.Name), unrecordedPin{pin: "1.1.0", generation: 3})
+	r.unrecorded.Store(keyOf(ext.Name), unrecordedPin{pin: "1.1.0", uid: "uid-1", generation: 3})
 	for _, rv := range []string{"7", "8"} { // "8": OLM v1 wrote the extension's status
 		ext.ResourceVersion = rv
 		m := r.nextPin(gate, ext, allowed)
@@ -121,6 +121,9 @@ func TestAPinSetButNotRecordedIsStillTollgates(t *testing.T) {
 
 	ext.ResourceVersion, ext.Generation = "9", 4
 	assert.Equal(t, "Adopted", r.nextPin(gate, ext, allowed).reason, "its spec changed since the write: not known to be Tollgate's")
+	ext.UID, ext.Generation = "uid-2", 3
+	assert.Equal(t, "Adopted", r.nextPin(gate, ext, allowed).reason, "another ClusterExtension of the same name, at the same generation: not the one Tollgate pinned")
+	ext.UID = "uid-1"
 	ext.Generation, ext.Spec.Source.Catalog.Version = 3, "1.0.5"
 	assert.Equal(t, "Reclaimed", r.nextPin(gate, ext, allowed).reason, "another pin: not the one Tollgate set")
 }
