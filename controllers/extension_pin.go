@@ -42,10 +42,11 @@ func (m pinMove) condition(generation int64) metav1.Condition {
 
 // nextPin decides the pin from the outcome. The pin Tollgate owns is the one its gate's status
 // records (status.pin, which only Tollgate writes), or the one this manager set and has not
-// recorded yet, the ClusterExtension's spec unchanged since (setUnrecorded); any other is taken back at
-// once, whatever the ClusterExtension's annotations say. Tollgate's own pin, once OLM v1
-// installed it, moves to the target; before that it stays while it is still allowed whole,
-// and is taken back when it is not. Never in Audit mode, nor before a first install.
+// recorded yet, the ClusterExtension's spec unchanged since (setUnrecorded); any other is
+// taken back at once, whatever the ClusterExtension's annotations say. Tollgate's own pin,
+// once OLM v1 installed it, moves to the target; before that it stays while it is still
+// allowed whole, and is taken back when it is not. Never in Audit mode, nor before a first
+// install.
 func (r *ExtensionReconciler) nextPin(gate *tollgatev1alpha1.ExtensionGate, ext *olmv1.ClusterExtension, out pin.Outcome) pinMove {
 	current := pinOf(ext)
 	owned := gate.Status.Pin != "" && current == gate.Status.Pin || r.setUnrecorded(ext)

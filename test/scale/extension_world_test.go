@@ -390,11 +390,13 @@ func (w *extWorld) recordsDone(ctx context.Context) <-chan recordsResult {
 					}
 					continue
 				}
-				if g, isGate := ev.Object.(*tollgatev1alpha1.ExtensionGate); isGate && ev.Type != watch.Deleted {
-					owns[g.Name] = gateOwns(g, extTo)
-					if !owns[g.Name] {
-						delete(owns, g.Name)
-					}
+				g, isGate := ev.Object.(*tollgatev1alpha1.ExtensionGate)
+				switch {
+				case !isGate:
+				case ev.Type != watch.Deleted && gateOwns(g, extTo):
+					owns[g.Name] = true
+				default:
+					delete(owns, g.Name)
 				}
 			}
 		}
