@@ -19,8 +19,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -343,82 +341,25 @@ func (w *extWorld) tollgatePins() (pins time.Duration, recorded func() time.Dura
 	w.tb.Helper()
 	require.NotNil(w.tb, w.mgr, "the manager must run")
 	ctx, cancel := context.WithTimeout(w.ctx, limit(w.n))
-	records := w.recordsDone(ctx)
-	pins, err := w.awaitPins(setTollgate, w.publish)
+	gates, err := watchEvery(ctx, w.c, func() client.ObjectList { return &tollgatev1alpha1.ExtensionGateList{} }, func(o client.Object) bool {
+		g, ok := o.(*tollgatev1alpha1.ExtensionGate)
+		return ok && gateOwns(g, extTo)
+	})
+	if err == nil {
+		pins, err = w.awaitPins(setTollgate, w.publish)
+	}
 	if err != nil {
+		gates.stop()
 		cancel()
 		require.NoError(w.tb, err)
 	}
 	pinned := time.Now()
 	return pins, func() time.Duration {
 		defer cancel()
-		res := <-records
-		require.NoError(w.tb, res.err)
-		return pins + max(0, res.at.Sub(pinned))
+		defer gates.stop()
+		require.NoError(w.tb, gates.wait(ctx, w.n, nil), "gates recording the pin at %s", extTo)
+		return pins + max(0, time.Since(pinned))
 	}
-}
-
-// recordsResult is when every gate recorded its pin at extTo, or why that was not seen.
-type recordsResult struct {
-	at  time.Time
-	err error
-}
-
-// recordsDone watches the gates from now on and sends the instant every one of the n owns the
-// pin at extTo in its status (gateOwns), as the watch sees them. A watch the API server closes is
-// listed and watched again.
-func (w *extWorld) recordsDone(ctx context.Context) <-chan recordsResult {
-	done := make(chan recordsResult, 1)
-	owns := map[string]bool{}
-	watcher, err := w.watchGates(ctx, owns)
-	if err != nil {
-		done <- recordsResult{err: err}
-		return done
-	}
-	go func() {
-		defer func() { watcher.Stop() }()
-		for len(owns) < w.n {
-			select {
-			case <-ctx.Done():
-				done <- recordsResult{err: fmt.Errorf("%d of %d gates record the pin at %s: %w", len(owns), w.n, extTo, ctx.Err())}
-				return
-			case ev, ok := <-watcher.ResultChan():
-				if !ok {
-					if watcher, err = w.watchGates(ctx, owns); err != nil {
-						done <- recordsResult{err: err}
-						return
-					}
-					continue
-				}
-				g, isGate := ev.Object.(*tollgatev1alpha1.ExtensionGate)
-				switch {
-				case !isGate:
-				case ev.Type != watch.Deleted && gateOwns(g, extTo):
-					owns[g.Name] = true
-				default:
-					delete(owns, g.Name)
-				}
-			}
-		}
-		done <- recordsResult{at: time.Now()}
-	}()
-	return done
-}
-
-// watchGates lists the gates, marks in owns those that own the pin at extTo, and watches from
-// there.
-func (w *extWorld) watchGates(ctx context.Context, owns map[string]bool) (watch.Interface, error) {
-	list := &tollgatev1alpha1.ExtensionGateList{}
-	if err := w.c.List(ctx, list); err != nil {
-		return nil, err
-	}
-	clear(owns)
-	for i := range list.Items {
-		if gateOwns(&list.Items[i], extTo) {
-			owns[list.Items[i].Name] = true
-		}
-	}
-	return w.c.Watch(ctx, &tollgatev1alpha1.ExtensionGateList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
 }
 
 // gateOwns says whether g's status says it owns the pin at version.
@@ -457,59 +398,25 @@ func pinnedAt(ext *olmv1.ClusterExtension) bool {
 }
 
 // awaitPins runs act and returns how long until every one of the n ClusterExtensions of set is
-// pinned at extTo, as a watch sees them; the watch starts before act. A watch the API server
-// closes is listed and watched again.
+// pinned at extTo, as a watch sees them (everyOne); the watch starts before act.
 func (w *extWorld) awaitPins(set string, act func(ctx context.Context) error) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(w.ctx, limit(w.n))
 	defer cancel()
-	sel := labels.SelectorFromSet(labels.Set{setLabel: set})
-	seen := map[string]bool{}
-	watcher, err := w.watchPins(ctx, sel, seen)
+	exts, err := watchEvery(ctx, w.c, func() client.ObjectList { return &olmv1.ClusterExtensionList{} }, func(o client.Object) bool {
+		ext, ok := o.(*olmv1.ClusterExtension)
+		return ok && pinnedAt(ext)
+	}, client.MatchingLabels{setLabel: set})
+	defer exts.stop()
 	if err != nil {
 		return 0, err
 	}
-	defer func() { watcher.Stop() }()
 	start := time.Now()
 	acted := make(chan error, 1)
 	go func() { acted <- act(ctx) }()
-	for len(seen) < w.n || acted != nil {
-		select {
-		case err := <-acted:
-			if err != nil {
-				return 0, err
-			}
-			acted = nil
-		case <-ctx.Done():
-			return 0, fmt.Errorf("%d of %d ClusterExtensions pinned at %s: %w", len(seen), w.n, extTo, ctx.Err())
-		case ev, ok := <-watcher.ResultChan():
-			if !ok {
-				if watcher, err = w.watchPins(ctx, sel, seen); err != nil {
-					return 0, fmt.Errorf("watch ClusterExtensions again with %d of %d pinned: %w", len(seen), w.n, err)
-				}
-				continue
-			}
-			if ext, isExt := ev.Object.(*olmv1.ClusterExtension); isExt && ev.Type != watch.Deleted && pinnedAt(ext) {
-				seen[ext.Name] = true
-			}
-		}
+	if err := exts.wait(ctx, w.n, acted); err != nil {
+		return 0, fmt.Errorf("ClusterExtensions pinned at %s: %w", extTo, err)
 	}
 	return time.Since(start), nil
-}
-
-// watchPins lists the ClusterExtensions sel selects, marks in seen those pinned at extTo, and
-// watches from there.
-func (w *extWorld) watchPins(ctx context.Context, sel labels.Selector, seen map[string]bool) (watch.Interface, error) {
-	list := &olmv1.ClusterExtensionList{}
-	if err := w.c.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, err
-	}
-	for i := range list.Items {
-		if pinnedAt(&list.Items[i]) {
-			seen[list.Items[i].Name] = true
-		}
-	}
-	return w.c.Watch(ctx, &olmv1.ClusterExtensionList{}, &client.ListOptions{LabelSelector: sel,
-		Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
 }
 
 // checkRecords fails unless every ClusterExtension of setTollgate records the pin Tollgate set,

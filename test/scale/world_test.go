@@ -17,7 +17,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -324,54 +323,28 @@ func reflects(g *tollgatev1alpha1.UpgradeGate, state string) bool {
 }
 
 // await runs act and returns how long until every one of the n gates reflects the global
-// catalog in state, as a watch on UpgradeGates sees them; the watch starts before act. A
-// watch the API server closes (it drops watchers that fall behind) is listed and watched again.
+// catalog in state, as a watch on UpgradeGates sees them (everyOne); the watch starts before
+// act.
 func (w *world) await(state string, limit time.Duration, act func() error) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(w.ctx, limit)
 	defer cancel()
-	seen := map[client.ObjectKey]bool{}
-	watcher, err := w.watchGates(ctx, state, seen)
+	gates, err := watchEvery(ctx, w.c, func() client.ObjectList { return &tollgatev1alpha1.UpgradeGateList{} }, func(o client.Object) bool {
+		g, ok := o.(*tollgatev1alpha1.UpgradeGate)
+		return ok && reflects(g, state)
+	})
+	defer gates.stop()
 	if err != nil {
 		return 0, err
 	}
-	defer func() { watcher.Stop() }()
 	start := time.Now()
 	if err := act(); err != nil {
 		return 0, err
 	}
-	for len(seen) < w.n {
-		select {
-		case <-ctx.Done():
-			return 0, fmt.Errorf("%d of %d gates reflect the catalog %s after %s: %w", len(seen), w.n, state, limit, ctx.Err())
-		case ev, ok := <-watcher.ResultChan():
-			if !ok {
-				if watcher, err = w.watchGates(ctx, state, seen); err != nil {
-					return 0, fmt.Errorf("watch UpgradeGates again with %d of %d gates seen: %w", len(seen), w.n, err)
-				}
-				continue
-			}
-			if g, isGate := ev.Object.(*tollgatev1alpha1.UpgradeGate); isGate && ev.Type != watch.Deleted && reflects(g, state) {
-				seen[client.ObjectKeyFromObject(g)] = true
-			}
-		}
+	if err := gates.wait(ctx, w.n, nil); err != nil {
+		return 0, fmt.Errorf("gates reflecting the catalog %s after %s: %w", state, limit, err)
 	}
 	w.state = state
 	return time.Since(start), nil
-}
-
-// watchGates lists the gates, marks in seen those that reflect the catalog in state, and
-// watches from there.
-func (w *world) watchGates(ctx context.Context, state string, seen map[client.ObjectKey]bool) (watch.Interface, error) {
-	list := &tollgatev1alpha1.UpgradeGateList{}
-	if err := w.c.List(ctx, list); err != nil {
-		return nil, err
-	}
-	for i := range list.Items {
-		if reflects(&list.Items[i], state) {
-			seen[client.ObjectKeyFromObject(&list.Items[i])] = true
-		}
-	}
-	return w.c.Watch(ctx, &tollgatev1alpha1.UpgradeGateList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
 }
 
 // limit bounds one wait for n gates: generous, only a guard against a hang.
