@@ -85,8 +85,8 @@ func noOperandsInput(tb testing.TB) map[string]any {
 
 // benchInputs are the inputs every evaluation benchmark runs on, one sub-benchmark each (their
 // names are what hack/benchtable reads): the benchmark input, held by one progressing operand;
-// fifty healthy operands, allowed; a document held by four denials; and an upgrade without
-// operands, allowed.
+// fifty healthy operands, allowed; a document held by four denials; an upgrade without
+// operands, allowed; and an OLM v1 extension's move to its successor, allowed.
 var benchInputs = []struct {
 	name    string
 	input   func(testing.TB) map[string]any
@@ -96,6 +96,7 @@ var benchInputs = []struct {
 	{"operands-50", benchInput50, ""},
 	{"held", heldInput, "CatalogSourceUnhealthy"},
 	{"no-operands", noOperandsInput, ""},
+	{"extension", extensionInput, ""},
 }
 
 // eachInput runs bench as one sub-benchmark per benchInputs entry.

@@ -292,6 +292,7 @@ func worldCases(t *testing.T) []goldenCase {
 		{name: "world/bench-10-operands", doc: benchInput(t)},
 		{name: "world/bench-50-operands", doc: benchInput50(t)},
 		{name: "world/bench-held", doc: heldInput(t)},
+		{name: "world/bench-extension", doc: extensionInput(t)},
 	}
 	progressing := func(w *world) { w.health("True", "True", "False") }
 	worlds := []struct {

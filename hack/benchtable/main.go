@@ -57,6 +57,7 @@ var evaluationInputs = []struct{ sub, label string }{
 	{"operands-50", "50 operands, allowed"},
 	{"held", "held by four denials"},
 	{"no-operands", "no operands, 1 catalog (olmsim's shape), allowed"},
+	{"extension", "OLM v1 extension's move, allowed (make bench-extensions' shape)"},
 }
 
 // evaluationFigures are, per input, one decision's time, allocations and bytes against the bare
