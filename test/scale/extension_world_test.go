@@ -341,10 +341,7 @@ func (w *extWorld) tollgatePins() (pins time.Duration, recorded func() time.Dura
 	w.tb.Helper()
 	require.NotNil(w.tb, w.mgr, "the manager must run")
 	ctx, cancel := context.WithTimeout(w.ctx, limit(w.n))
-	gates, err := watchEvery(ctx, w.c, func() client.ObjectList { return &tollgatev1alpha1.ExtensionGateList{} }, func(o client.Object) bool {
-		g, ok := o.(*tollgatev1alpha1.ExtensionGate)
-		return ok && gateOwns(g, extTo)
-	})
+	gates, err := w.gatesOwning(ctx, extTo)
 	if err == nil {
 		pins, err = w.awaitPins(setTollgate, w.publish)
 	}
@@ -360,6 +357,14 @@ func (w *extWorld) tollgatePins() (pins time.Duration, recorded func() time.Dura
 		require.NoError(w.tb, gates.wait(ctx, w.n, nil), "gates recording the pin at %s", extTo)
 		return pins + max(0, time.Since(pinned))
 	}
+}
+
+// gatesOwning counts the gates whose status says they own the pin at version (everyOne).
+func (w *extWorld) gatesOwning(ctx context.Context, version string) (*everyOne, error) {
+	return watchEvery(ctx, w.c, func() client.ObjectList { return &tollgatev1alpha1.ExtensionGateList{} }, func(o client.Object) bool {
+		g, ok := o.(*tollgatev1alpha1.ExtensionGate)
+		return ok && gateOwns(g, version)
+	})
 }
 
 // gateOwns says whether g's status says it owns the pin at version.
@@ -419,8 +424,7 @@ func (w *extWorld) awaitPins(set string, act func(ctx context.Context) error) (t
 	return time.Since(start), nil
 }
 
-// checkRecords fails unless every ClusterExtension of setTollgate records the pin Tollgate set,
-// and waits until every gate's status says it owns that pin.
+// checkRecords fails unless every ClusterExtension of setTollgate records the pin Tollgate set.
 func (w *extWorld) checkRecords() {
 	w.tb.Helper()
 	list := &olmv1.ClusterExtensionList{}
@@ -433,39 +437,18 @@ func (w *extWorld) checkRecords() {
 		}
 	}
 	require.NoError(w.tb, errors.Join(errs...))
-	w.awaitOwned(extTo)
 }
 
-// awaitOwned waits until every gate's status says it owns the pin at version.
+// awaitOwned waits until every gate's status says it owns the pin at version, as a watch of the
+// gates sees them (gatesOwning).
 func (w *extWorld) awaitOwned(version string) {
 	w.tb.Helper()
-	deadline := time.Now().Add(limit(w.n))
-	for {
-		waiting := w.gateNotOwning(version)
-		if waiting == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			w.tb.Fatalf("not every gate owns the pin %s after %s: %s", version, limit(w.n), waiting)
-		}
-		time.Sleep(500 * time.Millisecond) // each look lists every gate: not too often while they settle
+	ctx, cancel := context.WithTimeout(w.ctx, limit(w.n))
+	defer cancel()
+	gates, err := w.gatesOwning(ctx, version)
+	defer gates.stop()
+	if err == nil {
+		err = gates.wait(ctx, w.n, nil)
 	}
-}
-
-// gateNotOwning describes a gate whose status does not say it owns the pin at version, or says
-// why the gates cannot be read; "" when every one of the n does.
-func (w *extWorld) gateNotOwning(version string) string {
-	gates := &tollgatev1alpha1.ExtensionGateList{}
-	if err := w.c.List(w.ctx, gates); err != nil {
-		return err.Error()
-	}
-	for _, g := range gates.Items {
-		if !gateOwns(&g, version) {
-			return fmt.Sprintf("ExtensionGate %s: %+v", g.Name, g.Status)
-		}
-	}
-	if len(gates.Items) != w.n {
-		return fmt.Sprintf("%d gates of %d", len(gates.Items), w.n)
-	}
-	return ""
+	require.NoError(w.tb, err, "gates owning the pin at %s", version)
 }
