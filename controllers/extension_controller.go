@@ -34,7 +34,7 @@ import (
 // +kubebuilder:rbac:groups=tollgate.dev,resources=extensiongates/status,verbs=get;update;patch
 
 // DefaultHeldRecheck is how often a gate that holds a successor is decided again without a
-// change it watches: the operands' health is read, not watched.
+// change it watches (the extension, its gate, the catalogs, the policies and the operands).
 const DefaultHeldRecheck = time.Minute
 
 // ExtensionReconciler owns the version pin of every OLM v1 ClusterExtension an ExtensionGate
@@ -45,7 +45,7 @@ const DefaultHeldRecheck = time.Minute
 // owns goes before its record (pinsFirst): the record is the next reconcile's status write.
 type ExtensionReconciler struct {
 	client.Client
-	// APIReader reads operands live (they are not cached).
+	// APIReader reads a gate live, to write its status again after a conflict.
 	APIReader client.Reader
 	Recorder  record.EventRecorder
 	Policies  *Policies
@@ -68,6 +68,9 @@ type ExtensionReconciler struct {
 	// is not written yet: it waits for the next reconcile (pinsFirst), or its write failed.
 	// types.NamespacedName → unrecordedPin.
 	unrecorded sync.Map
+
+	operands *operandWatches // the operand kinds watched, and whose gates they decide
+	reader   client.Reader   // the cache (operands too), minus the kinds the API server does not serve
 }
 
 // unrecordedPin is a pin Tollgate set and has not recorded yet, the ClusterExtension it set it
@@ -91,6 +94,7 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err := r.Get(ctx, req.NamespacedName, gate); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetExtension(req.Name)
+			r.operands.forget(req.NamespacedName)
 			r.written.forget(req.NamespacedName)
 			r.unrecorded.Delete(req.NamespacedName)
 			return ctrl.Result{}, r.handBack(ctx, req.Name)
@@ -105,10 +109,13 @@ func (r *ExtensionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		}
 		return ctrl.Result{}, r.writeMissing(ctx, gate)
 	}
-	g := pin.Gatherer{Reader: r.Client, Operands: watchCache{r.APIReader}, Content: r.Catalogs, Mapper: r.RESTMapper(), Config: r.Input, Now: r.now()}
+	g := pin.Gatherer{Reader: r.Client, Operands: r.reader, Content: r.Catalogs, Mapper: r.RESTMapper(), Config: r.Input, Now: r.now()}
 	facts, err := g.Gather(ctx, gate, ext)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("gather the facts of ClusterExtension %s: %w", ext.Name, err)
+	}
+	if err := r.operands.watch(ctx, req.NamespacedName, facts.OperandKinds, nil); err != nil {
+		return ctrl.Result{}, err
 	}
 	out := pin.Decide(ctx, facts.Facts, r.Policies)
 	reportHeld(gate.Name, out)
@@ -260,12 +267,3 @@ func (r *ExtensionReconciler) updateStatus(ctx context.Context, gate *tollgatev1
 }
 
 func keyOf(name string) types.NamespacedName { return types.NamespacedName{Name: name} }
-
-// watchCache lists from the API server's watch cache (resourceVersion "0"): as fresh as an
-// informer's copy, which the gates of Subscriptions read their operands from, without an etcd
-// quorum read per list and without watching every operand kind of every extension.
-type watchCache struct{ client.Reader }
-
-func (r watchCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	return r.Reader.List(ctx, list, append(opts, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}})...)
-}

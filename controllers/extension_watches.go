@@ -17,7 +17,8 @@ import (
 )
 
 // SetupWithManager watches the ExtensionGates (their spec), the ClusterExtension of each, every
-// ClusterCatalog (any gate may select it) and the policies.
+// ClusterCatalog (any gate may select it) and the policies, and each operand kind once a gate
+// reads it.
 func (r *ExtensionReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Reevaluate <= 0 {
 		r.Reevaluate = DefaultReevaluate
@@ -25,14 +26,22 @@ func (r *ExtensionReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.HeldRecheck <= 0 {
 		r.HeldRecheck = DefaultHeldRecheck
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("extensiongate").
 		For(&tollgatev1alpha1.ExtensionGate{}, builder.WithPredicates(r.written.forgetSeen(), predicate.GenerationChangedPredicate{})).
 		Watches(&olmv1.ClusterExtension{}, handler.EnqueueRequestsFromMapFunc(sameName)).
 		Watches(&olmv1.ClusterCatalog{}, handler.EnqueueRequestsFromMapFunc(r.everyGate)).
 		WatchesRawSource(source.Channel(r.Policies.extensions, handler.EnqueueRequestsFromMapFunc(r.everyGate))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.operands = newOperandWatches(c, mgr.GetCache(), mgr.GetRESTMapper())
+	// Operands are read from the cache, as the UpgradeGates read theirs: a live List per
+	// decision would cost the API server more than the decision's own write.
+	r.reader = newUnservedKinds(mgr.GetCache(), r.Client)
+	return nil
 }
 
 // sameName is the gate of the ClusterExtension: the ExtensionGate of its name.

@@ -56,8 +56,9 @@ type Options struct {
 	// Extensions, when set, gates OLM v1 ClusterExtensions (ExtensionGates) and reads catalog
 	// content through it; nil leaves OLM v1 alone (a cluster without it).
 	Extensions *catalogd.Client
-	// HeldRecheck is how often an ExtensionGate holding a successor is decided again (its
-	// operands are read, not watched); zero means DefaultHeldRecheck.
+	// HeldRecheck is how often an ExtensionGate holding a successor is decided again without a
+	// change it watches (a catalog whose content could not be read is read again then); zero
+	// means DefaultHeldRecheck.
 	HeldRecheck time.Duration
 }
 

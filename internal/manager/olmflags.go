@@ -36,7 +36,7 @@ func (f *olmFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.caFile, "catalogd-ca-file", os.Getenv(caFileEnv), "PEM file of the CA that signed catalogd's serving certificate (OLM v1), mounted from a Secret or ConfigMap and read again when it changes; empty trusts the system's roots; $"+caFileEnv+" sets its default")
 	fs.DurationVar(&f.fetchTimeout, "catalog-fetch-timeout", defaultCatalogFetchTimeout, "deadline of one read of a ClusterCatalog's content from catalogd (OLM v1); a catalog not read holds its extensions' upgrades")
 	fs.IntVar(&f.kept, "catalogs-kept", defaultCatalogsKept, "how many ClusterCatalogs' content (OLM v1) stays in memory, the least recently used dropped first; content is read once per digest")
-	fs.DurationVar(&f.heldRecheck, "held-recheck", controllers.DefaultHeldRecheck, "how often an ExtensionGate holding an upgrade is decided again: its operands' health is read on each decision, not watched")
+	fs.DurationVar(&f.heldRecheck, "held-recheck", controllers.DefaultHeldRecheck, "how often an ExtensionGate holding an upgrade is decided again without a change it watches: a ClusterCatalog whose content could not be read is read again then")
 }
 
 // catalogs checks the flags and returns the client that reads catalogd's content.

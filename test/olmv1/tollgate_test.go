@@ -85,8 +85,9 @@ func (w *world) startTollgate() {
 		PolicyNamespace:   policyNS,
 		SkipSubscriptions: true,
 		Extensions:        catalogd.New(catalogd.Options{HTTP: httpClient}),
-		// Operands are read, not watched: a held gate looks again this often.
-		HeldRecheck: time.Second,
+		// Longer than any wait: what heals a hold (an operand, a catalog, a gate's spec) must
+		// come through a watch.
+		HeldRecheck: time.Hour,
 	})
 	require.NoError(w.t, err)
 	m := &tollgate{cancel: cancel, done: make(chan error, 1)}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
@@ -111,10 +112,21 @@ func nonNil(items []any) []any {
 	return items
 }
 
+// Operands are what ReadOperands read.
+type Operands struct {
+	// Items are the instances found.
+	Items []any
+	// Kinds are the kinds read, each as it was read (the manager watches them).
+	Kinds []schema.GroupVersionKind
+	// Unreadable are the kinds Tollgate may not read.
+	Unreadable []*UnreadableError
+}
+
 // ReadOperands lists the instances of kinds in every namespace, as the Subscription document's
-// operands are read: kinds r may not list are returned apart, and a kind of a built-in group
-// is never read. The error is a failed read.
-func ReadOperands(ctx context.Context, r client.Reader, kinds []OwnedKind) ([]any, []*UnreadableError, error) {
+// operands are read: check (nil: every kind) decides which kinds are operands and which
+// Tollgate may read, kinds it may not read (or r refuses) are returned apart, and a kind of a
+// built-in group is never read. The error is a failed read.
+func ReadOperands(ctx context.Context, r client.Reader, kinds []OwnedKind, check OperandKinds) (Operands, error) {
 	g := &gatherer{r: r}
 	var operandKinds []OwnedKind
 	for _, k := range kinds {
@@ -122,9 +134,10 @@ func ReadOperands(ctx context.Context, r client.Reader, kinds []OwnedKind) ([]an
 			operandKinds = append(operandKinds, k)
 		}
 	}
-	found, _, refused := g.operands(ctx, operandKinds, nil)
+	readable, unreadable := g.checkKinds(ctx, operandKinds, check)
+	found, read, refused := g.operands(ctx, readable, nil)
 	if g.err != nil {
-		return nil, nil, fmt.Errorf("read operands: %w", g.err)
+		return Operands{}, fmt.Errorf("read operands: %w", g.err)
 	}
-	return found, refused, nil
+	return Operands{Items: found, Kinds: gvks(read), Unreadable: append(unreadable, refused...)}, nil
 }

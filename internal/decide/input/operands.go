@@ -149,11 +149,16 @@ func ownedKinds(csv *v1alpha1.ClusterServiceVersion) []OwnedKind {
 	return kinds
 }
 
-// operandKinds sorts the kinds the CSV owns into those to read and those Tollgate may not read;
-// the kinds check says are not operands are dropped. A nil check trusts the CSV (a snapshot
-// holds no CRDs).
+// operandKinds sorts the kinds the CSV owns into those to read and those Tollgate may not read
+// (checkKinds).
 func (g *gatherer) operandKinds(ctx context.Context, csv *v1alpha1.ClusterServiceVersion, check OperandKinds) (read []OwnedKind, unreadable []*UnreadableError) {
-	for _, k := range ownedKinds(csv) {
+	return g.checkKinds(ctx, ownedKinds(csv), check)
+}
+
+// checkKinds sorts kinds into those to read and those Tollgate may not read; the kinds check
+// says are not operands are dropped. A nil check trusts the kinds (a snapshot holds no CRDs).
+func (g *gatherer) checkKinds(ctx context.Context, kinds []OwnedKind, check OperandKinds) (read []OwnedKind, unreadable []*UnreadableError) {
+	for _, k := range kinds {
 		if check == nil {
 			read = append(read, k)
 			continue

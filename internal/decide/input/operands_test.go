@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	olmv1 "github.com/tollgate-dev/tollgate/apis/olm/v1"
 	"github.com/tollgate-dev/tollgate/apis/operators/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/decide/input"
 )
@@ -80,40 +82,51 @@ func (f checkFunc) Check(ctx context.Context, k input.OwnedKind) (input.OwnedKin
 	return k, f(ctx, k)
 }
 
+// operandCheckCases are what the operand check decides, for a CSV's owned kinds (Builder) and
+// for an installed bundle's provided kinds (ReadOperands) alike.
+var operandCheckCases = []struct {
+	scenario   string
+	check      error
+	operands   []string
+	gvks       []schema.GroupVersionKind
+	unreadable []any
+	err        error
+}{{
+	scenario: "a kind the check accepts is read", operands: []string{ns + "/main"}, gvks: []schema.GroupVersionKind{etcdGVK}, unreadable: []any{},
+}, {
+	scenario: "a kind that is not an operand is dropped", check: input.ErrNotOperand, operands: nil, unreadable: []any{},
+}, {
+	scenario: "a kind Tollgate may not read is reported, not listed",
+	check:    &input.UnreadableError{Message: "grant it"},
+	unreadable: []any{map[string]any{"apiVersion": etcdGVK.GroupVersion().String(), "kind": "EtcdCluster", "resource": "etcdclusters",
+		"reason": "Forbidden", "message": "grant it"}},
+}, {
+	scenario: "a failed check fails the build", check: errRefused, err: errRefused,
+}}
+
+var errRefused = errors.New("connection refused")
+
+// recordingCheck is a check that answers err (an *input.UnreadableError naming the kind asked)
+// and records the kinds asked.
+func recordingCheck(err error, asked *[]input.OwnedKind) checkFunc {
+	return func(_ context.Context, k input.OwnedKind) error {
+		*asked = append(*asked, k)
+		var u *input.UnreadableError
+		if errors.As(err, &u) {
+			u.Kind = k
+		}
+		return err
+	}
+}
+
+var etcdKind = input.OwnedKind{CRD: etcdOwned.Name, Resource: "etcdclusters", GroupVersionKind: etcdGVK}
+
 func TestTheOperandCheckDecidesWhatIsRead(t *testing.T) {
-	boom := errors.New("connection refused")
-	tests := []struct {
-		scenario   string
-		check      error
-		operands   []string
-		gvks       []schema.GroupVersionKind
-		unreadable []any
-		err        error
-	}{{
-		scenario: "a kind the check accepts is read", operands: []string{ns + "/main"}, gvks: []schema.GroupVersionKind{etcdGVK}, unreadable: []any{},
-	}, {
-		scenario: "a kind that is not an operand is dropped", check: input.ErrNotOperand, operands: nil, unreadable: []any{},
-	}, {
-		scenario: "a kind Tollgate may not read is reported, not listed",
-		check:    &input.UnreadableError{Message: "grant it"},
-		unreadable: []any{map[string]any{"apiVersion": etcdGVK.GroupVersion().String(), "kind": "EtcdCluster", "resource": "etcdclusters",
-			"reason": "Forbidden", "message": "grant it"}},
-	}, {
-		scenario: "a failed check fails the build", check: boom, err: boom,
-	}}
-	for _, tt := range tests {
+	for _, tt := range operandCheckCases {
 		t.Run(tt.scenario, func(t *testing.T) {
 			var asked []input.OwnedKind
-			check := checkFunc(func(_ context.Context, k input.OwnedKind) error {
-				asked = append(asked, k)
-				var u *input.UnreadableError
-				if errors.As(tt.check, &u) {
-					u.Kind = k
-				}
-				return tt.check
-			})
 			var kinds []string
-			b := &input.Builder{Reader: fakeReader(etcdWorld(), listed(&kinds)), Config: input.Config{OperandKinds: check}}
+			b := &input.Builder{Reader: fakeReader(etcdWorld(), listed(&kinds)), Config: input.Config{OperandKinds: recordingCheck(tt.check, &asked)}}
 			in, err := b.Build(context.Background(), key)
 			if tt.err != nil {
 				require.ErrorIs(t, err, tt.err)
@@ -121,7 +134,7 @@ func TestTheOperandCheckDecidesWhatIsRead(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, []input.OwnedKind{{CRD: etcdOwned.Name, Resource: "etcdclusters", GroupVersionKind: etcdGVK}}, asked)
+			assert.Equal(t, []input.OwnedKind{etcdKind}, asked)
 			assert.Equal(t, tt.operands, namesOrNil(t, in.Doc["operands"]))
 			assert.Equal(t, tt.gvks, in.OperandGVKs)
 			assert.Equal(t, tt.unreadable, in.Doc["unreadableOperandKinds"])
@@ -130,6 +143,38 @@ func TestTheOperandCheckDecidesWhatIsRead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An OLM v1 extension's operands (ReadOperands) are checked as a CSV's are.
+func TestTheOperandCheckDecidesWhatAnExtensionReads(t *testing.T) {
+	for _, tt := range operandCheckCases {
+		t.Run(tt.scenario, func(t *testing.T) {
+			var asked []input.OwnedKind
+			var kinds []string
+			got, err := input.ReadOperands(context.Background(), fakeReader(etcdWorld(), listed(&kinds)), []input.OwnedKind{etcdKind}, recordingCheck(tt.check, &asked))
+			if tt.err != nil {
+				require.ErrorIs(t, err, tt.err)
+				assert.ErrorContains(t, err, "check operand kind etcdclusters.etcd.database.coreos.com")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []input.OwnedKind{etcdKind}, asked)
+			assert.Equal(t, tt.operands, namesOrNil(t, nonNilItems(got.Items)))
+			assert.Equal(t, tt.gvks, got.Kinds)
+			doc := (&input.Extension{Extension: &olmv1.ClusterExtension{}, Unreadable: got.Unreadable}).Document(nil, input.Config{}, time.Now())
+			assert.Equal(t, tt.unreadable, doc["unreadableOperandKinds"])
+			if tt.operands == nil {
+				assert.NotContains(t, kinds, "EtcdClusterList")
+			}
+		})
+	}
+}
+
+func nonNilItems(items []any) []any {
+	if items == nil {
+		return []any{}
+	}
+	return items
 }
 
 func namesOrNil(t *testing.T, list any) []string {

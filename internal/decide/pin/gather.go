@@ -31,7 +31,8 @@ type Content interface {
 // Gatherer reads the facts of one ClusterExtension: the manager's reads the cluster and
 // catalogd, the CLI's a snapshot, so both decide on the same facts.
 type Gatherer struct {
-	// Reader reads ClusterCatalogs; Operands reads the operands (the manager reads them live).
+	// Reader reads ClusterCatalogs; Operands reads the operands (the manager: its cache, of
+	// the kinds Config.OperandKinds lets it read).
 	Reader, Operands client.Reader
 	Content          Content
 	// Mapper maps an operand kind to its resource; nil names the resource after the kind (a
@@ -41,11 +42,14 @@ type Gatherer struct {
 	Now    time.Time
 }
 
-// Gathered are the facts of one ClusterExtension and the content identities they were read at,
-// "<catalog>@<digest ref>".
+// Gathered are the facts of one ClusterExtension, the content identities they were read at,
+// "<catalog>@<digest ref>", and the operand kinds read.
 type Gathered struct {
 	Facts
 	Digests []string
+	// OperandKinds are the kinds the operands were read as: the manager watches them, so that
+	// an operand's change decides the pin again.
+	OperandKinds []schema.GroupVersionKind
 }
 
 // Gather reads what the pin is decided on: the catalogs the extension selects and their
@@ -78,11 +82,11 @@ func (g *Gatherer) Gather(ctx context.Context, gate *tollgatev1alpha1.ExtensionG
 		}
 		out.CatalogErrors[c.Name] = why
 	}
-	operands, unreadable, err := input.ReadOperands(ctx, g.Operands, g.operandKinds(out.Facts))
+	operands, err := input.ReadOperands(ctx, g.Operands, g.operandKinds(out.Facts), g.Config.OperandKinds)
 	if err != nil {
 		return out, err
 	}
-	out.Operands, out.Unreadable = operands, unreadable
+	out.Operands, out.Unreadable, out.OperandKinds = operands.Items, operands.Unreadable, operands.Kinds
 	return out, nil
 }
 
