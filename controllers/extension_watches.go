@@ -37,10 +37,7 @@ func (r *ExtensionReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	r.operands = newOperandWatches(c, mgr.GetCache(), mgr.GetRESTMapper())
-	// Operands are read from the cache, as the UpgradeGates read theirs: a live List per
-	// decision would cost the API server more than the decision's own write.
-	r.reader = newUnservedKinds(mgr.GetCache(), r.Client)
+	r.operands, r.reader = readOperands(c, mgr)
 	return nil
 }
 

@@ -43,6 +43,13 @@ func newOperandWatches(c controller.Controller, ca cache.Cache, m meta.RESTMappe
 		watched: map[schema.GroupVersionKind]bool{}, owners: map[schema.GroupVersionKind]map[types.NamespacedName][]string{}}
 }
 
+// readOperands is how a gate controller c reads operands: from the cache, minus the kinds the
+// API server does not serve, each kind watched once a gate reads it (operandWatches). A live
+// List per decision would cost the API server more than the decision's own write.
+func readOperands(c controller.Controller, mgr ctrl.Manager) (*operandWatches, client.Reader) {
+	return newOperandWatches(c, mgr.GetCache(), mgr.GetRESTMapper()), newUnservedKinds(mgr.GetCache(), mgr.GetClient())
+}
+
 // watch records that sub owns gvks (and no others), read in namespaces (nil: all), and
 // watches any new kind the API server serves. A kind that is not served yet is retried on the next reconcile: OLM installs a
 // CSV's CRDs before the CSV succeeds, and the CSV's update brings us back.

@@ -48,10 +48,8 @@ func (r *GateReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	r.operands = newOperandWatches(c, mgr.GetCache(), mgr.GetRESTMapper())
-	// Every read goes to the cache, operands too: the client reads unstructured objects
-	// (operands) from the API server, which would cost a live List per evaluation.
-	r.reader = newUnservedKinds(mgr.GetCache(), r.Client)
+	// Every read goes to the cache, operands too (readOperands).
+	r.operands, r.reader = readOperands(c, mgr)
 	return nil
 }
 

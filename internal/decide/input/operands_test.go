@@ -82,8 +82,7 @@ func (f checkFunc) Check(ctx context.Context, k input.OwnedKind) (input.OwnedKin
 	return k, f(ctx, k)
 }
 
-// operandCheckCases are what the operand check decides, for a CSV's owned kinds (Builder) and
-// for an installed bundle's provided kinds (ReadOperands) alike.
+// operandCheckCases are what the operand check decides, on every path of operandReaders.
 var operandCheckCases = []struct {
 	scenario   string
 	check      error
@@ -121,60 +120,58 @@ func recordingCheck(err error, asked *[]input.OwnedKind) checkFunc {
 
 var etcdKind = input.OwnedKind{CRD: etcdOwned.Name, Resource: "etcdclusters", GroupVersionKind: etcdGVK}
 
+// operandRead is what one path read with the operand check: the operands, the kinds read, the
+// document's unreadableOperandKinds.
+type operandRead struct {
+	operands, unreadable any
+	gvks                 []schema.GroupVersionKind
+}
+
+// operandReaders are the two paths that read operands: a Subscription's document (Builder, the
+// kinds its CSV owns) and an OLM v1 extension's (ReadOperands, the kinds its bundle provides).
+var operandReaders = map[string]func(r client.Reader, check input.OperandKinds) (operandRead, error){
+	"Subscription": func(r client.Reader, check input.OperandKinds) (operandRead, error) {
+		in, err := (&input.Builder{Reader: r, Config: input.Config{OperandKinds: check}}).Build(context.Background(), key)
+		if err != nil {
+			return operandRead{}, err
+		}
+		return operandRead{operands: in.Doc["operands"], unreadable: in.Doc["unreadableOperandKinds"], gvks: in.OperandGVKs}, nil
+	},
+	"extension": func(r client.Reader, check input.OperandKinds) (operandRead, error) {
+		got, err := input.ReadOperands(context.Background(), r, []input.OwnedKind{etcdKind}, check)
+		if err != nil {
+			return operandRead{}, err
+		}
+		doc := (&input.Extension{Extension: &olmv1.ClusterExtension{}, Operands: got.Items, Unreadable: got.Unreadable}).Document(nil, input.Config{}, time.Now())
+		return operandRead{operands: doc["operands"], unreadable: doc["unreadableOperandKinds"], gvks: got.Kinds}, nil
+	},
+}
+
+// The operand check decides what is read, for a Subscription's operands and an OLM v1
+// extension's alike.
 func TestTheOperandCheckDecidesWhatIsRead(t *testing.T) {
-	for _, tt := range operandCheckCases {
-		t.Run(tt.scenario, func(t *testing.T) {
-			var asked []input.OwnedKind
-			var kinds []string
-			b := &input.Builder{Reader: fakeReader(etcdWorld(), listed(&kinds)), Config: input.Config{OperandKinds: recordingCheck(tt.check, &asked)}}
-			in, err := b.Build(context.Background(), key)
-			if tt.err != nil {
-				require.ErrorIs(t, err, tt.err)
-				assert.ErrorContains(t, err, "check operand kind etcdclusters.etcd.database.coreos.com")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, []input.OwnedKind{etcdKind}, asked)
-			assert.Equal(t, tt.operands, namesOrNil(t, in.Doc["operands"]))
-			assert.Equal(t, tt.gvks, in.OperandGVKs)
-			assert.Equal(t, tt.unreadable, in.Doc["unreadableOperandKinds"])
-			if tt.operands == nil {
-				assert.NotContains(t, kinds, "EtcdClusterList")
-			}
-		})
+	for path, read := range operandReaders {
+		for _, tt := range operandCheckCases {
+			t.Run(path+"/"+tt.scenario, func(t *testing.T) {
+				var asked []input.OwnedKind
+				var kinds []string
+				got, err := read(fakeReader(etcdWorld(), listed(&kinds)), recordingCheck(tt.check, &asked))
+				if tt.err != nil {
+					require.ErrorIs(t, err, tt.err)
+					assert.ErrorContains(t, err, "check operand kind etcdclusters.etcd.database.coreos.com")
+					return
+				}
+				require.NoError(t, err)
+				assert.Equal(t, []input.OwnedKind{etcdKind}, asked)
+				assert.Equal(t, tt.operands, namesOrNil(t, got.operands))
+				assert.Equal(t, tt.gvks, got.gvks)
+				assert.Equal(t, tt.unreadable, got.unreadable)
+				if tt.operands == nil {
+					assert.NotContains(t, kinds, "EtcdClusterList")
+				}
+			})
+		}
 	}
-}
-
-// An OLM v1 extension's operands (ReadOperands) are checked as a CSV's are.
-func TestTheOperandCheckDecidesWhatAnExtensionReads(t *testing.T) {
-	for _, tt := range operandCheckCases {
-		t.Run(tt.scenario, func(t *testing.T) {
-			var asked []input.OwnedKind
-			var kinds []string
-			got, err := input.ReadOperands(context.Background(), fakeReader(etcdWorld(), listed(&kinds)), []input.OwnedKind{etcdKind}, recordingCheck(tt.check, &asked))
-			if tt.err != nil {
-				require.ErrorIs(t, err, tt.err)
-				assert.ErrorContains(t, err, "check operand kind etcdclusters.etcd.database.coreos.com")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, []input.OwnedKind{etcdKind}, asked)
-			assert.Equal(t, tt.operands, namesOrNil(t, nonNilItems(got.Items)))
-			assert.Equal(t, tt.gvks, got.Kinds)
-			doc := (&input.Extension{Extension: &olmv1.ClusterExtension{}, Unreadable: got.Unreadable}).Document(nil, input.Config{}, time.Now())
-			assert.Equal(t, tt.unreadable, doc["unreadableOperandKinds"])
-			if tt.operands == nil {
-				assert.NotContains(t, kinds, "EtcdClusterList")
-			}
-		})
-	}
-}
-
-func nonNilItems(items []any) []any {
-	if items == nil {
-		return []any{}
-	}
-	return items
 }
 
 func namesOrNil(t *testing.T, list any) []string {
